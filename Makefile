@@ -1,0 +1,120 @@
+# codellm — a sandboxed code executor that speaks OpenAI chat completions.
+# Plain GNU make; see README.md for the two-command quick start.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DESTDIR ?=
+
+CC ?= cc
+PKGS := libsystemd libcjson libseccomp
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wcast-qual -Wwrite-strings -Wpointer-arith -Wvla \
+	-Wundef -Wno-unused-parameter
+HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -Werror $(HARDEN) $(CFLAGS) \
+	$(PKG_CFLAGS) -I.
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
+
+LIB_SRCS := $(sort $(wildcard json/*.c http/*.c sandbox/*.c))
+LIB_OBJS := $(LIB_SRCS:.c=.o)
+LIB := libcodellm.a
+BIN := codellm-handler
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:.c=)
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
+HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h tests/*.h *.h)
+
+PORT ?= 8089
+# Packages the build and `make run` need on Debian 12.
+DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
+DEPS_RUN := python3 nodejs ruby php-cli perl bash
+# Packages `make check` needs on top.
+DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang
+
+.PHONY: all run check sanitize fuzz install uninstall clean deps deps-check \
+	unit replay blackbox lint-man
+
+all: $(BIN)
+
+%.o: %.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN): codellm-handler.o $(LIB)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ codellm-handler.o $(LIB) $(PKG_LIBS)
+
+tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
+
+tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB) $(PKG_LIBS)
+
+# Installs missing Debian packages (only the missing ones; needs root).
+deps:
+	@tests/install-deps $(DEPS_BUILD) $(DEPS_RUN)
+
+deps-check:
+	@tests/install-deps $(DEPS_CHECK)
+
+# Serve on 127.0.0.1:$(PORT) through systemd-socket-activate, one handler
+# process per connection, exactly as systemd's Accept=yes does.
+run: deps
+	$(MAKE) all
+	@tests/make-run $(PORT)
+
+check: deps-check
+	$(MAKE) all $(UNIT_BINS) $(FUZZ_REPLAY)
+	@tests/run-all
+
+# The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+sanitize: deps-check
+	$(MAKE) clean
+	$(MAKE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" all $(UNIT_BINS) $(FUZZ_REPLAY)
+	@CODELLM_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-all
+	$(MAKE) clean
+
+# libFuzzer builds of each target (clang); run one with e.g.
+#   tests/fuzz/libfuzzer_http tests/fuzz/corpus/http -max_total_time=60
+fuzz: deps-check
+	$(MAKE) clean
+	$(MAKE) CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" $(LIB)
+	for t in $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=%); do \
+		clang -std=gnu11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -I. \
+			-o tests/fuzz/libfuzzer_$$t tests/fuzz/fuzz_$$t.c $(LIB) $(PKG_LIBS) || exit 1; \
+	done
+
+lint-man:
+	mandoc -Tlint -W warning man/*.[0-9]
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(UNITDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
+	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done; true
+	for m in man/*.7; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done; true
+	for u in units/*.socket units/*.service; do [ -e "$$u" ] && \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u); done; true
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/$(BIN)
+	for m in man/*.8; do rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$m); done
+	for m in man/*.7; do rm -f $(DESTDIR)$(MANDIR)/man7/$$(basename $$m); done
+	for u in units/*.socket units/*.service; do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+
+clean:
+	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o $(UNIT_BINS) \
+		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o

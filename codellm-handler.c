@@ -1,0 +1,1096 @@
+/* codellm-handler: one HTTP request on one connection, then exit.
+ *
+ * systemd (Accept=yes) or systemd-socket-activate starts one process per
+ * connection, the connection arriving as fd 3 (LISTEN_FDS) or as
+ * stdin/stdout (inetd). The request's life is a short list of checked
+ * steps: read, route, authenticate, parse, run, answer. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "http/conn.h"
+#include "http/http.h"
+#include "json/jstr.h"
+#include "json/registry.h"
+#include "json/request.h"
+#include "json/response.h"
+#include "sandbox/sandbox.h"
+
+#ifndef CODELLM_VERSION
+#define CODELLM_VERSION "0.1.0"
+#endif
+
+/* ---- options ---------------------------------------------------------- */
+
+struct options {
+	char *api_key_file;
+	int no_auth;
+	char *allowed_programs;
+	char *interpreters;
+	enum sbx_mode sandbox;
+	double timeout_s;
+	unsigned long long max_stdout_bytes;
+	unsigned long long max_stderr_bytes;
+	unsigned long long max_request_bytes;
+	unsigned long long max_blocks;
+	unsigned long long max_header_bytes;
+	double header_timeout_s;
+	double body_timeout_s;
+	double keepalive_s;
+};
+
+static struct options opt = {
+	.sandbox = SBX_NATIVE,
+	.timeout_s = 240,
+	.max_stdout_bytes = 1048576,
+	.max_stderr_bytes = 65536,
+	.max_request_bytes = 8388608,
+	.max_blocks = 16,
+	.max_header_bytes = 16384,
+	.header_timeout_s = 10,
+	.body_timeout_s = 30,
+	.keepalive_s = 15,
+};
+
+enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
+
+struct opt_def {
+	const char *name;
+	enum opt_kind kind;
+	void *ptr;
+	unsigned long long min, max;	/* K_SIZE bounds */
+};
+
+#define SZ(x) ((unsigned long long)(x))
+static const struct opt_def opt_defs[] = {
+	{ "api-key-file", K_STR, &opt.api_key_file, 0, 0 },
+	{ "no-auth", K_FLAG, &opt.no_auth, 0, 0 },
+	{ "allowed-programs", K_STR, &opt.allowed_programs, 0, 0 },
+	{ "interpreters", K_STR, &opt.interpreters, 0, 0 },
+	{ "sandbox", K_MODE, &opt.sandbox, 0, 0 },
+	{ "timeout", K_SECONDS, &opt.timeout_s, 0, 0 },
+	{ "max-stdout-bytes", K_SIZE, &opt.max_stdout_bytes, 1, SZ(1) << 32 },
+	{ "max-stderr-bytes", K_SIZE, &opt.max_stderr_bytes, 0, SZ(1) << 30 },
+	{ "max-request-bytes", K_SIZE, &opt.max_request_bytes, 1, SZ(1) << 32 },
+	{ "max-blocks", K_SIZE, &opt.max_blocks, 1, 256 },
+	{ "max-header-bytes", K_SIZE, &opt.max_header_bytes, 256, SZ(1) << 20 },
+	{ "header-timeout", K_SECONDS, &opt.header_timeout_s, 0, 0 },
+	{ "body-timeout", K_SECONDS, &opt.body_timeout_s, 0, 0 },
+	{ "keepalive-interval", K_SECONDS, &opt.keepalive_s, 0, 0 },
+};
+#define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
+
+static char config_error[512];
+
+/* Sizes take an optional K, M, G or T suffix (powers of 1024). */
+static int parse_size(const char *s, unsigned long long *ret)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'K': case 'k': mult = SZ(1) << 10; end++; break;
+	case 'M': case 'm': mult = SZ(1) << 20; end++; break;
+	case 'G': case 'g': mult = SZ(1) << 30; end++; break;
+	case 'T': case 't': mult = SZ(1) << 40; end++; break;
+	}
+	if (*end == 'i' && mult > 1 && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B' && mult > 1)
+		end++;
+	if (*end || __builtin_mul_overflow(v, mult, ret))
+		return -1;
+	return 0;
+}
+
+static int set_option(const struct opt_def *d, const char *val, const char *from)
+{
+	char *end;
+	double secs;
+
+	switch (d->kind) {
+	case K_FLAG:
+		if (!val || !strcmp(val, "1") || !strcasecmp(val, "yes") ||
+		    !strcasecmp(val, "true"))
+			*(int *)d->ptr = 1;
+		else if (!strcmp(val, "0") || !strcasecmp(val, "no") ||
+			 !strcasecmp(val, "false"))
+			*(int *)d->ptr = 0;
+		else
+			goto bad;
+		return 0;
+	case K_STR:
+		free(*(char **)d->ptr);
+		*(char **)d->ptr = strdup(val);
+		return *(char **)d->ptr ? 0 : -1;
+	case K_SIZE: {
+		unsigned long long v;
+
+		if (parse_size(val, &v) < 0 || v < d->min || v > d->max)
+			goto bad;
+		*(unsigned long long *)d->ptr = v;
+		return 0;
+	}
+	case K_SECONDS:
+		errno = 0;
+		secs = strtod(val, &end);
+		if (errno || *end || end == val || !isfinite(secs) || secs <= 0 ||
+		    secs > 86400)
+			goto bad;
+		*(double *)d->ptr = secs;
+		return 0;
+	case K_MODE:
+		if (!strcmp(val, "native"))
+			opt.sandbox = SBX_NATIVE;
+		else if (!strcmp(val, "besteffort"))
+			opt.sandbox = SBX_BESTEFFORT;
+		else if (!strcmp(val, "off"))
+			opt.sandbox = SBX_OFF;
+		else
+			goto bad;
+		return 0;
+	}
+bad:
+	if (d->kind == K_SIZE)
+		snprintf(config_error, sizeof config_error,
+			 "%s --%s: \"%s\" is not a size between %llu and %llu",
+			 from, d->name, val ? val : "", d->min, d->max);
+	else
+		snprintf(config_error, sizeof config_error,
+			 "%s --%s: invalid value \"%s\"", from, d->name,
+			 val ? val : "");
+	return -1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: codellm-handler [OPTIONS]\n"
+		"       codellm-handler --version | --help\n"
+		"Serves one OpenAI chat-completions request on the connection systemd\n"
+		"passes (fd 3 with LISTEN_FDS, or stdin/stdout), then exits.\n\n"
+		"  --api-key-file FILE       bearer key (default $CREDENTIALS_DIRECTORY/api-key)\n"
+		"  --no-auth                 serve without a key (explicit)\n"
+		"  --allowed-programs LIST   e.g. python,bash,node (empty: execution disabled)\n"
+		"  --interpreters FILE       JSON registry merged over the built-ins\n"
+		"  --sandbox MODE            native (default), besteffort, off\n"
+		"  --timeout S               wall time of a run (240)\n"
+		"  --max-stdout-bytes N      kept stdout of the last block (1M)\n"
+		"  --max-stderr-bytes N      kept stderr per block (64K)\n"
+		"  --max-request-bytes N     request body (8M)\n"
+		"  --max-blocks N            runnable blocks per request (16)\n"
+		"  --max-header-bytes N      request line + headers (16K)\n"
+		"  --header-timeout S        headers must arrive within (10)\n"
+		"  --body-timeout S          body must arrive within (30)\n"
+		"  --keepalive-interval S    whitespace while a run is quiet (15)\n"
+		"Each option may also be set as CODELLM_<NAME> in the environment\n"
+		"(e.g. CODELLM_MAX_BLOCKS=4); a flag wins. See codellm-handler(8).\n");
+}
+
+enum { CMD_SERVE, CMD_HELP, CMD_VERSION };
+
+static int parse_options(int argc, char **argv, int *cmd)
+{
+	struct option lopts[N_OPTS + 3];
+	int c, idx;
+
+	/* environment first, flags override */
+	for (size_t i = 0; i < N_OPTS; i++) {
+		char env[64], *p;
+		const char *v;
+
+		snprintf(env, sizeof env, "CODELLM_%s", opt_defs[i].name);
+		for (p = env; *p; p++)
+			*p = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+		v = getenv(env);
+		if (v && set_option(&opt_defs[i], v, env) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < N_OPTS; i++)
+		lopts[i] = (struct option){ opt_defs[i].name,
+			opt_defs[i].kind == K_FLAG ? no_argument : required_argument,
+			NULL, (int)i };
+	lopts[N_OPTS] = (struct option){ "help", no_argument, NULL, 'h' };
+	lopts[N_OPTS + 1] = (struct option){ "version", no_argument, NULL, 'V' };
+	lopts[N_OPTS + 2] = (struct option){ 0 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
+		if (c == 'h') {
+			*cmd = CMD_HELP;
+		} else if (c == 'V') {
+			*cmd = CMD_VERSION;
+		} else if (c >= 0 && (size_t)c < N_OPTS) {
+			if (set_option(&opt_defs[c], optarg, "option") < 0)
+				return -1;
+		} else {
+			snprintf(config_error, sizeof config_error,
+				 "unknown or incomplete option \"%s\"",
+				 argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(config_error, sizeof config_error,
+			 "unexpected argument \"%s\"", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the request -------------------------------------------------------- */
+
+struct ctx {
+	struct conn c;
+	struct registry reg;
+	char id[48];
+	long t_start;
+	char *key;		/* configured bearer key, NULL when none */
+	char key_why[256];	/* why there is none */
+	char *head;		/* request line + headers (+ early body bytes) */
+	size_t head_len, head_used;
+	struct http_request hr;
+	char path[1024];
+	char *body;
+	size_t body_len;
+	int unread;		/* bytes after the request were left unread */
+};
+
+static long write_deadline(struct ctx *x)
+{
+	return conn_now_ms() + (long)(opt.body_timeout_s * 1000);
+}
+
+/* Response head; Content-Length when the body is known, otherwise the
+ * body runs to the close (run mode's early headers). */
+static void send_head(struct ctx *x, int status, const char *extra,
+		      long content_length, int after_run)
+{
+	char h[1024], date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	n = snprintf(h, sizeof h,
+		     "HTTP/1.1 %d %s\r\n"
+		     "Date: %s\r\n"
+		     "Server: codellm/" CODELLM_VERSION "\r\n"
+		     "Content-Type: application/json\r\n"
+		     "Connection: close\r\n"
+		     "x-request-id: %s\r\n"
+		     "%s%s",
+		     status, conn_reason(status), date, x->id,
+		     after_run ? "x-should-retry: false\r\n" : "",
+		     extra ? extra : "");
+	if (content_length >= 0)
+		n += snprintf(h + n, sizeof h - (size_t)n,
+			      "Content-Length: %ld\r\n", content_length);
+	n += snprintf(h + n, sizeof h - (size_t)n, "\r\n");
+	conn_write(&x->c, h, (size_t)n, write_deadline(x));
+	x->c.head_sent = 1;
+}
+
+static void respond(struct ctx *x, int status, const char *extra,
+		    const struct jbuf *body, int after_run)
+{
+	send_head(x, status, extra, (long)body->len, after_run);
+	conn_write(&x->c, body->p, body->len, write_deadline(x));
+}
+
+__attribute__((format(printf, 6, 7)))
+static int fail(struct ctx *x, int status, const char *type, const char *code,
+		const char *extra, const char *fmt, ...)
+{
+	struct jbuf b = {0};
+	char msg[1024];
+	va_list ap;
+	int no_retry = status == 503 || status == 501;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	resp_error(&b, msg, type, NULL, code);
+	respond(x, status, extra, &b, no_retry);
+	jbuf_free(&b);
+	return status;
+}
+
+static int fail_req(struct ctx *x, const struct req_error *e)
+{
+	struct jbuf b = {0};
+
+	resp_error(&b, e->message, e->type, e->param, e->code);
+	respond(x, e->status, NULL, &b, 0);
+	jbuf_free(&b);
+	return e->status;
+}
+
+static void make_id(struct ctx *x)
+{
+	unsigned char r[12];
+	char *p;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+		long t = conn_now_ms() ^ (long)getpid() << 20;
+
+		memcpy(r, &t, sizeof t);
+		memset(r + sizeof t, 0, sizeof r - sizeof t);
+	}
+	p = x->id + sprintf(x->id, "chatcmpl-");
+	for (size_t i = 0; i < sizeof r; i++)
+		p += sprintf(p, "%02x", r[i]);
+}
+
+/* Step 1: request line and headers, within --header-timeout of the
+ * connection's start and --max-header-bytes. Returns the head's length,
+ * or -1 or the HTTP status of the error already sent: callers check
+ * x->c.head_sent, since a status is a positive int too. */
+static int read_head(struct ctx *x)
+{
+	long deadline = x->t_start + (long)(opt.header_timeout_s * 1000);
+
+	x->head_len = opt.max_header_bytes;
+	x->head = malloc(x->head_len + 1);
+	if (!x->head)
+		return fail(x, 500, "server_error", NULL, NULL, "out of memory");
+	for (;;) {
+		ssize_t r = conn_read(&x->c, x->head + x->head_used,
+				      x->head_len - x->head_used, deadline);
+		int n;
+
+		if (r == CONN_TIMEOUT)
+			return fail(x, 408, "invalid_request_error", "request_timeout", NULL,
+				    "the request headers did not arrive within %g s (--header-timeout)",
+				    opt.header_timeout_s);
+		if (r == CONN_SIGNAL || (r == CONN_EOF && x->head_used == 0) ||
+		    r == CONN_ERROR)
+			return -1;	/* nobody to answer */
+		if (r == CONN_EOF)
+			return fail(x, 400, "invalid_request_error", "incomplete_request", NULL,
+				    "the connection ended inside the request headers");
+		x->head_used += (size_t)r;
+		n = http_parse_head(x->head, x->head_used, &x->hr);
+		if (n > 0)
+			return n;
+		if (n == HTTP_BAD)
+			return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+				    "malformed HTTP request line or header");
+		if (n == HTTP_TOO_MANY)
+			return fail(x, 431, "invalid_request_error", "headers_too_large", NULL,
+				    "more than %d header fields", HTTP_MAX_HEADERS);
+		if (x->head_used >= x->head_len)
+			return fail(x, 431, "invalid_request_error", "headers_too_large", NULL,
+				    "request line and headers exceed %llu bytes (--max-header-bytes)",
+				    opt.max_header_bytes);
+	}
+}
+
+static int body_append(struct ctx *x, const char *p, size_t n, size_t *cap)
+{
+	if (x->body_len + n > opt.max_request_bytes)
+		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
+			    "request body exceeds %llu bytes (--max-request-bytes)",
+			    opt.max_request_bytes);
+	if (x->body_len + n + 1 > *cap) {
+		size_t nc = *cap ? *cap : 65536;
+		char *nb;
+
+		while (nc < x->body_len + n + 1)
+			nc *= 2;
+		nb = realloc(x->body, nc);
+		if (!nb)
+			return fail(x, 500, "server_error", NULL, NULL, "out of memory");
+		x->body = nb;
+		*cap = nc;
+	}
+	memcpy(x->body + x->body_len, p, n);
+	x->body_len += n;
+	x->body[x->body_len] = '\0';
+	return 0;
+}
+
+/* Step 2: the body, framed by Content-Length or chunked coding, within
+ * --body-timeout and --max-request-bytes. */
+static int read_body(struct ctx *x, size_t head_bytes, int is_post)
+{
+	struct http_framing fr;
+	struct http_chunked dec = {0};
+	long deadline;
+	size_t cap = 0, pending = x->head_used - head_bytes;
+	char *buf = x->head + head_bytes;
+	char chunk[65536];
+	int rc;
+
+	rc = http_framing(&x->hr, &fr);
+	if (rc == HTTP_FRAMING_TE_UNSUPPORTED)
+		return fail(x, 501, "invalid_request_error", "unsupported_transfer_coding", NULL,
+			    "only the chunked transfer coding is supported");
+	if (rc < 0)
+		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+			    "invalid message framing (Content-Length, Transfer-Encoding or Expect)");
+	if (!fr.chunked && !fr.has_length) {
+		if (is_post)
+			return fail(x, 411, "invalid_request_error", "length_required", NULL,
+				    "POST needs Content-Length or Transfer-Encoding: chunked");
+		/* bytes after the request (a pipelined request, a stray CRLF)
+		 * are left unread: one request per connection, then close */
+		x->unread = pending > 0;
+		return 0;
+	}
+	if (fr.has_length && fr.length > opt.max_request_bytes)
+		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
+			    "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
+			    (unsigned long long)fr.length, opt.max_request_bytes);
+	if (fr.expect_continue && x->hr.minor_version >= 1 &&
+	    !(fr.has_length && fr.length == pending)) {
+		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+		conn_write(&x->c, cont, sizeof cont - 1, write_deadline(x));
+	}
+	deadline = conn_now_ms() + (long)(opt.body_timeout_s * 1000);
+	if (!x->body && body_append(x, "", 0, &cap))
+		return 413;
+	for (;;) {
+		ssize_t r;
+
+		if (fr.has_length) {
+			size_t want = (size_t)fr.length - x->body_len;
+
+			if (pending > want) {
+				pending = want;	/* the rest belongs to a next request */
+				x->unread = 1;
+			}
+			if ((rc = body_append(x, buf, pending, &cap)))
+				return rc;
+			if (x->body_len == fr.length)
+				return 0;
+		} else {
+			size_t len = pending;
+			ssize_t left = http_chunked_decode(&dec, buf, &len);
+
+			if (left == HTTP_BAD)
+				return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+					    "malformed chunked body");
+			if ((rc = body_append(x, buf, len, &cap)))
+				return rc;
+			if (left >= 0) {
+				x->unread = left > 0;
+				return 0;
+			}
+		}
+		r = conn_read(&x->c, chunk, sizeof chunk, deadline);
+		if (r == CONN_TIMEOUT)
+			return fail(x, 408, "invalid_request_error", "request_timeout", NULL,
+				    "the request body did not arrive within %g s (--body-timeout)",
+				    opt.body_timeout_s);
+		if (r == CONN_EOF)
+			return fail(x, 400, "invalid_request_error", "incomplete_request", NULL,
+				    "the connection ended inside the request body");
+		if (r < 0)
+			return -1;
+		buf = chunk;
+		pending = (size_t)r;
+	}
+}
+
+/* Step 4: Authorization: Bearer KEY, compared in constant time. */
+static int authenticate(struct ctx *x)
+{
+	const struct http_header *h;
+	const char *v;
+	size_t n, count = 0, klen;
+	unsigned char diff;
+
+	if (opt.no_auth)
+		return 0;
+	if (!x->key) {
+		fprintf(stderr, "codellm: %s: refusing %s: no API key configured (%s); "
+			"set --api-key-file or LoadCredential=api-key, or pass --no-auth\n",
+			x->id, x->path, x->key_why);
+		return fail(x, 503, "server_error", "api_key_not_configured", NULL,
+			    "this server has no API key configured; see the server's journal");
+	}
+	h = http_find_header(&x->hr, "authorization", &count);
+	if (!h || count != 1 || h->value_len < 7 || strncasecmp(h->value, "Bearer ", 7))
+		goto deny;
+	v = h->value + 7;
+	n = h->value_len - 7;
+	while (n && (*v == ' ' || *v == '\t')) {
+		v++;
+		n--;
+	}
+	klen = strlen(x->key);
+	diff = n != klen;
+	for (size_t i = 0; i < klen; i++)
+		diff |= (unsigned char)((i < n ? v[i] : 0) ^ x->key[i]);
+	if (!diff)
+		return 0;
+deny:
+	return fail(x, 401, "invalid_request_error", "invalid_api_key",
+		    "WWW-Authenticate: Bearer\r\n",
+		    "missing or incorrect API key: send Authorization: Bearer KEY");
+}
+
+static void load_key(struct ctx *x)
+{
+	char path[PATH_MAX], buf[4097];
+	const char *file = opt.api_key_file;
+	const char *cred = getenv("CREDENTIALS_DIRECTORY");
+	size_t len = 0, start = 0;
+	ssize_t r;
+	int fd;
+
+	if (!file) {
+		if (!cred) {
+			snprintf(x->key_why, sizeof x->key_why,
+				 "no --api-key-file and no $CREDENTIALS_DIRECTORY");
+			return;
+		}
+		snprintf(path, sizeof path, "%s/api-key", cred);
+		file = path;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(x->key_why, sizeof x->key_why, "%.160s: %s", file, strerror(errno));
+		return;
+	}
+	while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	while (start < len && isspace((unsigned char)buf[start]))
+		start++;
+	while (len > start && isspace((unsigned char)buf[len - 1]))
+		buf[--len] = '\0';
+	if (len == start || strlen(buf + start) != len - start) {
+		snprintf(x->key_why, sizeof x->key_why, "%.160s is empty", file);
+		explicit_bzero(buf, sizeof buf);
+		return;
+	}
+	x->key = strdup(buf + start);
+	explicit_bzero(buf, sizeof buf);
+}
+
+/* ---- routes ------------------------------------------------------------ */
+
+static int method_is(const struct ctx *x, const char *m)
+{
+	return x->hr.method_len == strlen(m) && !memcmp(x->hr.method, m, x->hr.method_len);
+}
+
+static int route_healthz(struct ctx *x)
+{
+	struct jbuf b = {0};
+	int ok = opt.sandbox == SBX_OFF;
+
+	jbuf_printf(&b, "{\"status\":\"%s\",\"version\":\"" CODELLM_VERSION "\","
+		    "\"mode\":\"%s\",\"sandbox\":{\"mode\":\"%s\",\"available\":%s",
+		    ok ? "ok" : "unavailable", sbx_mode_name(opt.sandbox),
+		    sbx_mode_name(opt.sandbox), ok ? "true" : "false");
+	if (!ok)
+		jbuf_puts(&b, ",\"reason\":\"this build confines blocks only with --sandbox off\"");
+	jbuf_puts(&b, "},\"interpreters\":[");
+	for (size_t i = 0, k = 0; i < x->reg.n; i++) {
+		const struct interp *it = &x->reg.v[i];
+		char path[512];
+		int found = it->argv[0][0] == '/' ? access(it->argv[0], X_OK) == 0 : 0;
+
+		for (const char *d = "/usr/local/bin\0/usr/bin\0/bin\0"; *d && !found;
+		     d += strlen(d) + 1) {
+			snprintf(path, sizeof path, "%s/%s", d, it->argv[0]);
+			found = access(path, X_OK) == 0;
+		}
+		jbuf_printf(&b, "%s{\"name\":\"%s\",\"program\":", k++ ? "," : "", it->name);
+		jstr_escape(&b, it->argv[0], strlen(it->argv[0]));
+		jbuf_printf(&b, ",\"found\":%s,\"allowed\":%s}",
+			    found ? "true" : "false", it->allowed ? "true" : "false");
+	}
+	jbuf_puts(&b, "]}");
+	respond(x, ok ? 200 : 503, ok ? NULL : "x-should-retry: false\r\n", &b, 0);
+	jbuf_free(&b);
+	return ok ? 200 : 503;
+}
+
+static int route_models(struct ctx *x, const char *id)
+{
+	struct jbuf b = {0};
+	long created = (long)time(NULL);
+
+	if (!id) {
+		resp_models(&b, &x->reg, created);
+	} else if (resp_model(&b, &x->reg, id, created) < 0) {
+		jbuf_free(&b);
+		return fail(x, 404, "invalid_request_error", "model_not_found", NULL,
+			    "the model \"%.128s\" does not exist", id);
+	}
+	respond(x, 200, NULL, &b, 0);
+	jbuf_free(&b);
+	return 200;
+}
+
+static int keepalive(void *ctx)
+{
+	struct ctx *x = ctx;
+
+	return conn_write_nb(&x->c, " ", 1);
+}
+
+/* The whole environment of a block (SPEC §7); nothing is inherited. */
+static char env_path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+static char env_lang[] = "LANG=C.UTF-8";
+static char env_hashseed[] = "PYTHONHASHSEED=0";
+static char env_nobytecode[] = "PYTHONDONTWRITEBYTECODE=1";
+
+static char *subst_file(const char *arg, const char *file)
+{
+	const char *at = strstr(arg, "{file}");
+	char *out;
+
+	if (!at)
+		return strdup(arg);
+	if (asprintf(&out, "%.*s%s%s", (int)(at - arg), arg, file, at + 6) < 0)
+		return NULL;
+	return out;
+}
+
+static const char *sandbox_json(void)
+{
+	/* --sandbox off: nothing is applied, so every layer is missing. */
+	return "{\"mode\":\"off\",\"layers\":[],\"missing\":[\"userns\",\"pidns\","
+	       "\"mountns\",\"netns\",\"ipcns\",\"utsns\",\"cgroupns\",\"root\","
+	       "\"proc\",\"rlimits\",\"no_new_privs\",\"caps\",\"landlock\",\"seccomp\"],"
+	       "\"net\":\"shared\"}";
+}
+
+static int run_request(struct ctx *x, struct chat_request *r)
+{
+	struct sbx_rundir d;
+	struct sbx_pipeline p = {0};
+	char ***argvs = NULL, *envp[12], *env_home = NULL, *env_tmp = NULL,
+	     *env_input = NULL;
+	struct jbuf b = {0};
+	const char *parent = getenv("TMPDIR");
+	int rc, status = 200, ne = 0;
+
+	rc = sbx_rundir_create(&d, parent && *parent == '/' ? parent : "/tmp");
+	if (rc < 0)
+		return fail(x, 503, "server_error", "workdir_unavailable", NULL,
+			    "cannot create the run's directory: %s", strerror(-rc));
+	argvs = calloc(r->nblocks, sizeof *argvs);
+	if (!argvs)
+		goto oom;
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct interp *it = r->blocks[i].interp;
+		char name[64], file[400];
+		struct jbuf code = {0};
+		size_t pre = it->prepend ? strlen(it->prepend) : 0;
+		size_t na = 0;
+
+		snprintf(name, sizeof name, "block-%zu%s", i, it->ext ? it->ext : "");
+		snprintf(file, sizeof file, "%s/%s", d.code, name);
+		if (pre && !(r->blocks[i].code_len >= pre - 1 &&
+			     !strncmp(r->blocks[i].code, it->prepend, pre - (it->prepend[pre - 1] == '\n'))))
+			jbuf_append(&code, it->prepend, pre);
+		jbuf_append(&code, r->blocks[i].code, r->blocks[i].code_len);
+		if (code.oom) {
+			jbuf_free(&code);
+			goto oom;
+		}
+		rc = openat(d.root_fd, "code", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (rc < 0 || sbx_write_file(rc, name, code.p ? code.p : "", code.len, 0444) < 0) {
+			if (rc >= 0)
+				close(rc);
+			jbuf_free(&code);
+			goto io_fail;
+		}
+		close(rc);
+		jbuf_free(&code);
+		while (it->argv[na])
+			na++;
+		argvs[i] = calloc(na + 1, sizeof *argvs[i]);
+		if (!argvs[i])
+			goto oom;
+		for (size_t k = 0; k < na; k++)
+			if (!(argvs[i][k] = subst_file(it->argv[k], file)))
+				goto oom;
+	}
+	if (r->bag) {
+		int wd = openat(d.root_fd, "work", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (wd < 0 || sbx_write_file(wd, "fleet_input.json", r->bag, r->bag_len, 0444) < 0) {
+			if (wd >= 0)
+				close(wd);
+			goto io_fail;
+		}
+		close(wd);
+		if (asprintf(&env_input, "FLEET_INPUT=%s/fleet_input.json", d.work) < 0)
+			goto oom;
+	}
+	if (asprintf(&env_home, "HOME=%s", d.work) < 0 ||
+	    asprintf(&env_tmp, "TMPDIR=%s", d.work) < 0)
+		goto oom;
+	envp[ne++] = env_path;
+	envp[ne++] = env_home;
+	envp[ne++] = env_tmp;
+	envp[ne++] = env_lang;
+	envp[ne++] = env_hashseed;
+	envp[ne++] = env_nobytecode;
+	if (env_input)
+		envp[ne++] = env_input;
+	envp[ne] = NULL;
+
+	p.n = r->nblocks;
+	p.argv = (char *const *const *)argvs;
+	p.envp = envp;
+	p.workdir = d.work;
+	p.stdin_data = r->stdin_data;
+	p.stdin_len = r->stdin_len;
+	p.mode = opt.sandbox;
+	p.timeout_s = r->timeout_s > 0 && r->timeout_s < opt.timeout_s ?
+		      r->timeout_s : opt.timeout_s;
+	p.max_stdout = opt.max_stdout_bytes;
+	p.max_stderr = opt.max_stderr_bytes;
+	p.client_fd = x->c.in;
+	p.probe_client = 1;	/* the 200 head goes out before the run */
+	p.sig_fd = x->c.sig_fd;
+	p.keepalive_ms = (long)(opt.keepalive_s * 1000);
+	p.cb.keepalive = keepalive;
+	p.cb.ctx = x;
+
+	/* Phase one: every block set up, nothing run. A failure here is
+	 * still a clean refusal. */
+	if (sbx_pipeline_start(&p) < 0) {
+		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, p.error);
+		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
+			      "sandbox setup failed (%s): %s; nothing ran",
+			      p.error_layer ? p.error_layer : "setup", p.error);
+		goto out;
+	}
+	/* Code is about to run: the status is fixed, send it now and keep
+	 * the connection alive with whitespace until the object is ready. */
+	send_head(x, 200, NULL, -1, 1);
+	sbx_pipeline_run(&p);
+	if (p.end == SBX_END_CLIENT) {
+		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
+	} else {
+		struct resp_run rr = {
+			.id = x->id, .created = (long)time(NULL), .req = r, .p = &p,
+			.sandbox_json = sandbox_json(),
+		};
+
+		if (p.end == SBX_END_SIGNAL)
+			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
+		resp_completion(&b, &rr);
+		jbuf_puts(&b, "\n");
+		conn_write(&x->c, b.p, b.len, write_deadline(x));
+	}
+	goto out;
+oom:
+	status = fail(x, 500, "server_error", NULL, NULL, "out of memory");
+	goto out;
+io_fail:
+	status = fail(x, 503, "server_error", "workdir_unavailable", NULL,
+		      "cannot write the run's files: %s", strerror(errno));
+out:
+	sbx_pipeline_abort(&p);
+	sbx_pipeline_free(&p);
+	rc = sbx_rundir_remove(&d);
+	if (rc < 0)
+		fprintf(stderr, "codellm: %s: removing %s: %s\n", x->id, d.root, strerror(-rc));
+	for (size_t i = 0; argvs && i < r->nblocks; i++) {
+		for (size_t k = 0; argvs[i] && argvs[i][k]; k++)
+			free(argvs[i][k]);
+		free(argvs[i]);
+	}
+	free(argvs);
+	free(env_home);
+	free(env_tmp);
+	free(env_input);
+	jbuf_free(&b);
+	return status;
+}
+
+static int route_chat(struct ctx *x)
+{
+	struct chat_request r;
+	struct req_error e;
+	int status;
+
+	if (req_parse(x->body, x->body_len, &x->reg, opt.max_blocks, &r, &e) < 0) {
+		if (e.status == 403 && e.code && !strcmp(e.code, "execution_disabled"))
+			fprintf(stderr, "codellm: %s: code execution is disabled: "
+				"--allowed-programs is empty\n", x->id);
+		return fail_req(x, &e);
+	}
+	if (r.stream) {
+		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
+			      "stream: true is not supported by this server yet");
+	} else if (r.agent) {
+		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
+			      "tools declaring \"finish\" (agent mode) are not supported by this server yet");
+	} else if (r.rerun_guard) {
+		/* A follow-up turn: running again would repeat every effect. */
+		struct jbuf b = {0};
+		struct resp_run rr = {
+			.id = x->id, .created = (long)time(NULL), .req = &r, .p = NULL,
+			.sandbox_json = sandbox_json(),
+		};
+
+		resp_completion(&b, &rr);
+		respond(x, 200, NULL, &b, 0);
+		jbuf_free(&b);
+		status = 200;
+	} else if (opt.sandbox != SBX_OFF) {
+		fprintf(stderr, "codellm: %s: refusing to run: --sandbox %s is not available "
+			"in this build (only --sandbox off runs code)\n", x->id,
+			sbx_mode_name(opt.sandbox));
+		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
+			      "--sandbox %s cannot confine code on this server: this build "
+			      "runs code only with --sandbox off; nothing ran",
+			      sbx_mode_name(opt.sandbox));
+	} else {
+		status = run_request(x, &r);
+	}
+	req_free(&r);
+	return status;
+}
+
+/* Step 3: route by path and method, after the framing checks. */
+static int route(struct ctx *x, int auth_needed_out[1])
+{
+	const char *p = x->path;
+
+	auth_needed_out[0] = 1;
+	if (!strcmp(p, "/healthz") || !strcmp(p, "/health")) {
+		auth_needed_out[0] = 0;
+		return method_is(x, "GET") ? 1 : -1;
+	}
+	if (!strcmp(p, "/v1/models"))
+		return method_is(x, "GET") ? 2 : -1;
+	if (!strncmp(p, "/v1/models/", 11) && p[11] && !strchr(p + 11, '/'))
+		return method_is(x, "GET") ? 3 : -1;
+	if (!strcmp(p, "/v1/chat/completions"))
+		return method_is(x, "POST") ? 4 : -2;
+	return 0;
+}
+
+static int setup_connection(struct conn *c)
+{
+	int n = sd_listen_fds(1), devnull;
+
+	if (n < 0 || n > 1)
+		return -1;
+	if (n == 1) {
+		c->in = c->out = fcntl(SD_LISTEN_FDS_START, F_DUPFD_CLOEXEC, 3);
+		close(SD_LISTEN_FDS_START);
+	} else {
+		struct stat st;
+
+		/* inetd style: systemd's StandardInput=socket puts the socket
+		 * on 0 and 1, systemd-socket-activate --inetd only on 0. A
+		 * socket answers on itself; a pipe pair uses 0 and 1. */
+		c->in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		if (c->in >= 0 && fstat(c->in, &st) == 0 && S_ISSOCK(st.st_mode))
+			c->out = c->in;
+		else
+			c->out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	}
+	if (c->in < 0 || c->out < 0)
+		return -1;
+	/* fds 0 and 1 now point nowhere: nothing stray reaches the client,
+	 * and new descriptors never land on 0-2 */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
+		return -1;
+	if (fcntl(2, F_GETFD) < 0 && dup2(devnull, 2) < 0)
+		return -1;
+	if (devnull > 2)
+		close(devnull);
+	conn_identify(c);
+	return 0;
+}
+
+static int url_decode_path(const char *t, size_t n, char *out, size_t outlen)
+{
+	size_t k = 0, skip = 0;
+
+	/* RFC 9112 §3.2.2: a server MUST accept the absolute-form
+	 * ("http://host/v1/models"); only its path routes. */
+	if (n > 7 && !strncasecmp(t, "http://", 7))
+		skip = 7;
+	else if (n > 8 && !strncasecmp(t, "https://", 8))
+		skip = 8;
+	if (skip) {
+		while (skip < n && t[skip] != '/' && t[skip] != '?' && t[skip] != '#')
+			skip++;
+		t += skip;
+		n -= skip;
+	}
+	for (size_t i = 0; i < n && t[i] != '?' && t[i] != '#'; i++) {
+		char ch = t[i];
+
+		if (ch == '%' && i + 2 < n && isxdigit((unsigned char)t[i + 1]) &&
+		    isxdigit((unsigned char)t[i + 2])) {
+			char hx[3] = { t[i + 1], t[i + 2], 0 };
+
+			ch = (char)strtol(hx, NULL, 16);
+			i += 2;
+			if (ch == '\0' || ch == '/')
+				return -1;
+		}
+		if (k + 1 >= outlen)
+			return -1;
+		out[k++] = ch;
+	}
+	out[k] = '\0';
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 } };
+	int cmd = CMD_SERVE, status = 0, head_bytes, r, auth, request_read = 0;
+	char err[512];
+
+	x.t_start = conn_now_ms();
+	signal(SIGPIPE, SIG_IGN);
+	make_id(&x);
+	if (parse_options(argc, argv, &cmd) == 0 && cmd == CMD_SERVE) {
+		if (reg_init(&x.reg) < 0)
+			snprintf(config_error, sizeof config_error, "out of memory");
+		else if (opt.interpreters &&
+			 reg_load_file(&x.reg, opt.interpreters, err, sizeof err) < 0)
+			snprintf(config_error, sizeof config_error, "--interpreters %.400s", err);
+		else if (opt.allowed_programs &&
+			 reg_allow(&x.reg, opt.allowed_programs, err, sizeof err) < 0)
+			snprintf(config_error, sizeof config_error, "%s", err);
+	}
+	if (cmd == CMD_HELP) {
+		usage(stdout);
+		return 0;
+	}
+	if (cmd == CMD_VERSION) {
+		printf("codellm-handler " CODELLM_VERSION "\n");
+		return 0;
+	}
+	/* Anything this process starts, however detached, stays ours to
+	 * kill: orphans re-parent to us, not to PID 1. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		perror("codellm: PR_SET_CHILD_SUBREAPER");
+		return 1;
+	}
+	/* Each block costs the handler four descriptors (its pipes and the
+	 * setup handshake): take the hard limit of open files. */
+	{
+		struct rlimit nofile;
+
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
+	}
+	x.c.sig_fd = sbx_signals_init();
+	if (x.c.sig_fd < 0 || setup_connection(&x.c) < 0) {
+		fprintf(stderr, "codellm: no connection: pass one as fd 3 (LISTEN_FDS=1) "
+			"or as stdin/stdout (inetd)\n");
+		return 1;
+	}
+	if (config_error[0]) {
+		/* The operator's mistake: say so to the client, not just reset. */
+		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+		fail(&x, 503, "server_error", "server_misconfigured", NULL,
+		     "the server's configuration is invalid; see its journal");
+		status = 2;
+		goto out;
+	}
+	load_key(&x);
+
+	head_bytes = read_head(&x);
+	/* An error answer from read_head is positive like a head length;
+	 * going on would parse a broken head and send a second response. */
+	if (head_bytes <= 0 || x.head_used == 0 || x.c.head_sent)
+		goto out;
+	if (url_decode_path(x.hr.target, x.hr.target_len, x.path, sizeof x.path) < 0) {
+		fail(&x, 400, "invalid_request_error", "bad_request", NULL,
+		     "invalid request target");
+		goto out;
+	}
+	if (read_body(&x, (size_t)head_bytes, method_is(&x, "POST")) != 0)
+		goto out;
+	request_read = 1;
+	r = route(&x, &auth);
+	if (r == 0) {
+		fail(&x, 404, "invalid_request_error", "not_found", NULL,
+		     "no route for %.200s", x.path);
+		goto out;
+	}
+	if (r < 0) {
+		fail(&x, 405, "invalid_request_error", "method_not_allowed",
+		     r == -2 ? "Allow: POST\r\n" : "Allow: GET\r\n",
+		     "%.*s is not allowed on %.200s", (int)x.hr.method_len,
+		     x.hr.method, x.path);
+		goto out;
+	}
+	if (auth && authenticate(&x) != 0)
+		goto out;
+	switch (r) {
+	case 1: route_healthz(&x); break;
+	case 2: route_models(&x, NULL); break;
+	case 3: route_models(&x, x.path + 11); break;
+	case 4: route_chat(&x); break;
+	}
+out:
+	/* the client reads the whole answer before the close */
+	if (x.c.out >= 0)
+		shutdown(x.c.out, SHUT_WR);
+	/* RFC 9112 §9.6: closing while request bytes are still arriving (a
+	 * refused body, or a request we answered before reading it) makes
+	 * the kernel reset the connection, and the reset can destroy the
+	 * answer before the client reads it. So read and drop until the
+	 * client closes, for a short while only. A request read whole has
+	 * nothing in flight (unless bytes after it were left unread): no wait
+	 * then (nor after a SIGTERM mid-run). */
+	if ((!request_read || x.unread) && x.c.head_sent && !x.c.gone && x.c.in >= 0) {
+		char junk[16384];
+		long until = conn_now_ms() + 2000;
+
+		while (conn_read(&x.c, junk, sizeof junk, until) > 0)
+			;
+	}
+	free(x.head);
+	free(x.body);
+	if (x.key) {
+		explicit_bzero(x.key, strlen(x.key));
+		free(x.key);
+	}
+	reg_free(&x.reg);
+	free(opt.api_key_file);
+	free(opt.allowed_programs);
+	free(opt.interpreters);
+	return status;
+}

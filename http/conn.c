@@ -1,0 +1,165 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/conn.h"
+
+long conn_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int terminated(struct conn *c)
+{
+	struct signalfd_siginfo si;
+
+	while (c->sig_fd >= 0 && read(c->sig_fd, &si, sizeof si) == sizeof si)
+		if (si.ssi_signo != SIGCHLD)
+			return 1;
+	return 0;
+}
+
+ssize_t conn_read(struct conn *c, void *buf, size_t n, long deadline_ms)
+{
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = c->in, .events = POLLIN },
+			{ .fd = c->sig_fd, .events = POLLIN },
+		};
+		long left = deadline_ms - conn_now_ms();
+		ssize_t r;
+		int pr;
+
+		if (left <= 0)
+			return CONN_TIMEOUT;
+		pr = poll(pfd, 2, left > 60000 ? 60000 : (int)left);
+		if (pr < 0 && errno != EINTR)
+			return CONN_ERROR;
+		if (pr <= 0)
+			continue;
+		if (pfd[1].revents && terminated(c))
+			return CONN_SIGNAL;
+		if (!pfd[0].revents)
+			continue;
+		r = read(c->in, buf, n);
+		if (r > 0)
+			return r;
+		if (r == 0)
+			return CONN_EOF;
+		if (errno != EINTR && errno != EAGAIN)
+			return CONN_ERROR;
+	}
+}
+
+int conn_write(struct conn *c, const void *data, size_t len, long deadline_ms)
+{
+	const char *p = data;
+
+	while (len > 0 && !c->gone) {
+		struct pollfd pfd = { .fd = c->out, .events = POLLOUT };
+		long left = deadline_ms - conn_now_ms();
+		ssize_t w;
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, left > 60000 ? 60000 : (int)left) <= 0)
+			continue;
+		w = send(c->out, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(c->out, p, len);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0)
+			break;
+		p += w;
+		len -= (size_t)w;
+	}
+	if (len > 0)
+		c->gone = 1;
+	return len > 0 ? -1 : 0;
+}
+
+int conn_write_nb(struct conn *c, const void *data, size_t len)
+{
+	ssize_t w;
+
+	if (c->gone)
+		return -1;
+	w = send(c->out, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (w < 0 && errno == ENOTSOCK)
+		w = write(c->out, data, len);
+	if (w < 0 && errno != EAGAIN && errno != EINTR) {
+		c->gone = 1;
+		return -1;
+	}
+	return 0;
+}
+
+void conn_identify(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char host[INET6_ADDRSTRLEN] = "";
+	int port = 0;
+
+	snprintf(c->peer, sizeof c->peer, "unknown");
+	c->loopback = 0;
+	if (getpeername(c->in, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET) {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
+			port = ntohs(s4->sin_port);
+			c->loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+			snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+		} else if (ss.ss_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+			static const unsigned char v4mapped_lo[13] =
+				{ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127 };
+
+			inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
+			port = ntohs(s6->sin6_port);
+			c->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+				      !memcmp(&s6->sin6_addr, v4mapped_lo, 13);
+			snprintf(c->peer, sizeof c->peer, "[%s]:%d", host, port);
+		} else if (ss.ss_family == AF_UNIX) {
+			snprintf(c->peer, sizeof c->peer, "unix");
+			c->loopback = 1;
+		}
+	}
+}
+
+const char *conn_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	}
+	return "Unknown";
+}

@@ -1,0 +1,44 @@
+/* The client connection: timed reads and writes (every read runs against
+ * a deadline) and response heads. */
+#ifndef CODELLM_CONN_H
+#define CODELLM_CONN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct conn {
+	int in;			/* read side (the socket, or stdin under inetd) */
+	int out;		/* write side (the same socket, or stdout) */
+	int sig_fd;		/* signalfd: SIGTERM while reading ends the request */
+	char peer[64];		/* "127.0.0.1:5555", "[::1]:5555", or "unknown" */
+	int loopback;		/* the peer is a loopback address */
+	int head_sent;		/* response headers are out */
+	int gone;		/* a write failed: the client left */
+};
+
+enum {
+	CONN_EOF = 0,
+	CONN_TIMEOUT = -1,
+	CONN_ERROR = -2,
+	CONN_SIGNAL = -3,
+};
+
+long conn_now_ms(void);
+
+/* Reads up to n bytes before the absolute CLOCK_MONOTONIC deadline (ms).
+ * Returns bytes read (> 0) or one of the CONN_ values. */
+ssize_t conn_read(struct conn *c, void *buf, size_t n, long deadline_ms);
+
+/* Writes everything before the deadline; -1 on failure or timeout (and
+ * c->gone is set). */
+int conn_write(struct conn *c, const void *data, size_t len, long deadline_ms);
+
+/* Writes what fits right now without blocking; -1 when the client left. */
+int conn_write_nb(struct conn *c, const void *data, size_t len);
+
+/* Fills peer/loopback from getpeername (or REMOTE_ADDR/REMOTE_PORT). */
+void conn_identify(struct conn *c);
+
+const char *conn_reason(int status);
+
+#endif

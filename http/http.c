@@ -1,0 +1,520 @@
+/* HTTP/1.x request head parser, body framing rules and chunked decoder
+ * (RFC 9112). Strict on purpose: this process sits directly on a socket,
+ * and every leniency we allow is a chance for a front proxy and us to
+ * disagree about where a message ends. */
+#include "http/http.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* RFC 9110 §5.6.2 tchar. */
+static int is_tchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z'))
+		return 1;
+	switch (c) {
+	case '!': case '#': case '$': case '%': case '&': case '\'':
+	case '*': case '+': case '-': case '.': case '^': case '_':
+	case '`': case '|': case '~':
+		return 1;
+	}
+	return 0;
+}
+
+/* VCHAR or obs-text: what a field value may hold besides SP/HTAB. */
+static int is_field_vchar(unsigned char c)
+{
+	return c >= 0x21 && c != 0x7f;
+}
+
+static int is_ows(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int hex_value(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static unsigned char ascii_lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+/* Our own ASCII folding: strncasecmp follows the locale. */
+static int ascii_case_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ascii_lower((unsigned char)a[i]) !=
+		    ascii_lower((unsigned char)b[i]))
+			return 0;
+	return 1;
+}
+
+/* Consume CRLF or a bare LF at *pos (RFC 9112 §2.2 lets a recipient
+ * accept the latter); a CR followed by anything else is malformed. */
+static int line_end(const unsigned char *p, size_t len, size_t *pos)
+{
+	size_t i = *pos;
+
+	if (i == len)
+		return HTTP_INCOMPLETE;
+	if (p[i] == '\n') {
+		*pos = i + 1;
+		return 0;
+	}
+	if (p[i] != '\r')
+		return HTTP_BAD;
+	if (i + 1 == len)
+		return HTTP_INCOMPLETE;
+	if (p[i + 1] != '\n')
+		return HTTP_BAD;
+	*pos = i + 2;
+	return 0;
+}
+
+/* Stateless: the caller re-runs it over the whole buffer as bytes
+ * arrive. Each check fires on the first byte that can decide it, so a
+ * garbage request is refused without waiting for more input. */
+int http_parse_head(const char *buf, size_t len, struct http_request *req)
+{
+	static const char version[] = "HTTP/1.";
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = 0, start, end;
+	int r;
+
+	/* The return value is an int; a head that long never completes. */
+	if (len > INT_MAX)
+		len = INT_MAX;
+	req->method = NULL;
+	req->method_len = 0;
+	req->target = NULL;
+	req->target_len = 0;
+	req->minor_version = 0;
+	req->num_headers = 0;
+
+	/* RFC 9112 §2.2: empty lines before the request-line are noise left
+	 * by clients that send CRLF after a POST body. */
+	for (;;) {
+		if (i == len)
+			return HTTP_INCOMPLETE;
+		if (p[i] != '\r' && p[i] != '\n')
+			break;
+		if ((r = line_end(p, len, &i)) != 0)
+			return r;
+	}
+
+	start = i;
+	while (i < len && is_tchar(p[i]))
+		i++;
+	if (i == len)
+		return HTTP_INCOMPLETE;
+	if (p[i] != ' ' || i == start)
+		return HTTP_BAD;
+	req->method = buf + start;
+	req->method_len = i - start;
+	i++;
+
+	start = i;
+	while (i < len && p[i] >= 0x21 && p[i] <= 0x7e)
+		i++;
+	if (i == len)
+		return HTTP_INCOMPLETE;
+	if (p[i] != ' ' || i == start)
+		return HTTP_BAD;
+	req->target = buf + start;
+	req->target_len = i - start;
+	i++;
+
+	for (size_t k = 0; k < sizeof version - 1; k++, i++) {
+		if (i == len)
+			return HTTP_INCOMPLETE;
+		if (p[i] != (unsigned char)version[k])
+			return HTTP_BAD;
+	}
+	if (i == len)
+		return HTTP_INCOMPLETE;
+	if (p[i] != '0' && p[i] != '1')
+		return HTTP_BAD;
+	req->minor_version = p[i] - '0';
+	i++;
+	if ((r = line_end(p, len, &i)) != 0)
+		return r;
+
+	for (;;) {
+		struct http_header *h;
+
+		if (i == len)
+			return HTTP_INCOMPLETE;
+		if (p[i] == '\r' || p[i] == '\n') {
+			if ((r = line_end(p, len, &i)) != 0)
+				return r;
+			return (int)i;
+		}
+		/* obs-fold (RFC 9112 §5.2), or whitespace ahead of the first
+		 * field line (§2.2), which a recipient must not merge. */
+		if (is_ows(p[i]))
+			return HTTP_BAD;
+		/* A 65th line has started: no need to see the rest of it. */
+		if (req->num_headers == HTTP_MAX_HEADERS)
+			return HTTP_TOO_MANY;
+
+		start = i;
+		while (i < len && is_tchar(p[i]))
+			i++;
+		if (i == len)
+			return HTTP_INCOMPLETE;
+		/* §5.1: no whitespace between name and colon, ever. */
+		if (p[i] != ':' || i == start)
+			return HTTP_BAD;
+		h = &req->headers[req->num_headers];
+		h->name = buf + start;
+		h->name_len = i - start;
+		i++;
+
+		while (i < len && is_ows(p[i]))
+			i++;
+		start = end = i;
+		for (;;) {
+			if (i == len)
+				return HTTP_INCOMPLETE;
+			if (is_field_vchar(p[i]))
+				end = ++i;
+			else if (is_ows(p[i]))
+				i++;
+			else
+				break;
+		}
+		if ((r = line_end(p, len, &i)) != 0)
+			return r;
+		h->value = buf + start;
+		h->value_len = end - start;
+		req->num_headers++;
+	}
+}
+
+const struct http_header *http_find_header(const struct http_request *req,
+					   const char *name, size_t *count)
+{
+	const struct http_header *first = NULL;
+	size_t n = strlen(name), matches = 0;
+
+	for (size_t i = 0; i < req->num_headers; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (h->name_len != n || !ascii_case_eq(h->name, name, n))
+			continue;
+		if (!first)
+			first = h;
+		matches++;
+	}
+	if (count)
+		*count = matches;
+	return first;
+}
+
+/* Walks every Transfer-Encoding field as one comma list (RFC 9110
+ * §5.3 lets a sender split a list over several lines). Empty elements
+ * are ignored as §5.6.1.2 asks; what remains must be the single coding
+ * "chunked", the only one we can undo. */
+static int te_is_chunked_only(const struct http_request *req)
+{
+	static const char chunked[] = "chunked";
+	size_t codings = 0;
+	int ok = 0;
+
+	for (size_t i = 0; i < req->num_headers; i++) {
+		const struct http_header *h = &req->headers[i];
+		size_t j = 0;
+
+		if (h->name_len != sizeof "transfer-encoding" - 1 ||
+		    !ascii_case_eq(h->name, "transfer-encoding", h->name_len))
+			continue;
+		while (j <= h->value_len) {
+			size_t s, e;
+
+			while (j < h->value_len && is_ows((unsigned char)h->value[j]))
+				j++;
+			s = j;
+			while (j < h->value_len && h->value[j] != ',')
+				j++;
+			e = j;
+			while (e > s && is_ows((unsigned char)h->value[e - 1]))
+				e--;
+			if (e > s) {
+				codings++;
+				ok = e - s == sizeof chunked - 1 &&
+					ascii_case_eq(h->value + s, chunked, e - s);
+			}
+			j++;	/* past the comma, or past the end */
+		}
+	}
+	return codings == 1 && ok;
+}
+
+int http_framing(const struct http_request *req, struct http_framing *ret)
+{
+	const struct http_header *cl;
+	size_t n_te, n_cl;
+
+	memset(ret, 0, sizeof *ret);
+	http_find_header(req, "transfer-encoding", &n_te);
+	cl = http_find_header(req, "content-length", &n_cl);
+
+	if (n_te) {
+		/* RFC 9112 §6.1: an HTTP/1.0 message carrying
+		 * Transfer-Encoding has faulty framing, whatever else it says. */
+		if (req->minor_version == 0)
+			return HTTP_FRAMING_BAD;
+		/* §6.3 item 3: both present is the classic smuggling setup;
+		 * refuse rather than pick one. */
+		if (n_cl)
+			return HTTP_FRAMING_BAD;
+	}
+	if (n_cl) {
+		/* Even identical duplicates ("5, 5" or two fields) are refused:
+		 * a proxy in front may have picked a different one. */
+		if (n_cl > 1 ||
+		    http_parse_length(cl->value, cl->value_len, &ret->length) < 0)
+			return HTTP_FRAMING_BAD;
+		ret->has_length = 1;
+	}
+
+	/* RFC 9110 §10.1.1 would have us answer 417 to an expectation we do
+	 * not know; 417 is not in our status set, so it is a 400 instead. */
+	for (size_t i = 0; i < req->num_headers; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (h->name_len != sizeof "expect" - 1 ||
+		    !ascii_case_eq(h->name, "expect", h->name_len))
+			continue;
+		if (h->value_len != sizeof "100-continue" - 1 ||
+		    !ascii_case_eq(h->value, "100-continue", h->value_len))
+			return HTTP_FRAMING_BAD;
+		/* §10.1.1: a 100-continue in an HTTP/1.0 request is ignored. */
+		if (req->minor_version >= 1)
+			ret->expect_continue = 1;
+	}
+
+	if (n_te) {
+		if (!te_is_chunked_only(req))
+			return HTTP_FRAMING_TE_UNSUPPORTED;
+		ret->chunked = 1;
+	}
+	return HTTP_FRAMING_OK;
+}
+
+int http_parse_length(const char *s, size_t n, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (n == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Decoder states. CH_SIZE must be 0 so that a zeroed struct http_chunked
+ * is ready for the first call. */
+enum {
+	CH_SIZE,		/* hex digits of chunk-size */
+	CH_SIZE_EXT,		/* after the digits: BWS, ';' and extensions */
+	CH_SIZE_LF,		/* CR ending the size line seen */
+	CH_DATA,		/* copying chunk-data */
+	CH_DATA_CR,		/* line end after chunk-data */
+	CH_DATA_LF,
+	CH_TRAILER,		/* start of a trailer line, or the final empty line */
+	CH_TRAILER_NAME,
+	CH_TRAILER_VALUE,
+	CH_TRAILER_LF,
+	CH_END_LF,		/* CR of the final empty line seen */
+	CH_DONE,
+	CH_ERROR,
+};
+
+/* in_ext while in CH_SIZE_EXT. */
+enum {
+	EXT_NONE,		/* nothing after the digits yet */
+	EXT_BWS,		/* whitespace, which only a ';' may follow */
+	EXT_IN,			/* inside the extensions: skipped */
+};
+
+static int chunk_line_byte(struct http_chunked *dec)
+{
+	return ++dec->line_len <= HTTP_CHUNK_LINE_MAX;
+}
+
+static void chunk_size_line_done(struct http_chunked *dec)
+{
+	dec->line_len = 0;
+	dec->hex_digits = 0;
+	dec->in_ext = EXT_NONE;
+	dec->state = dec->remaining ? CH_DATA : CH_TRAILER;
+}
+
+/* Every decision depends on one byte plus the state, never on what
+ * follows in this buffer, which is what makes any split of the input
+ * decode the same. */
+ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len)
+{
+	size_t n = *len, src = 0, dst = 0;
+
+	while (dec->state != CH_DONE) {
+		unsigned char c;
+		int h;
+
+		if (dec->state == CH_ERROR)
+			goto bad;
+		if (src == n) {
+			*len = dst;
+			return HTTP_INCOMPLETE;
+		}
+		if (dec->state == CH_DATA) {
+			size_t take = n - src;
+
+			if (take > dec->remaining)
+				take = (size_t)dec->remaining;
+			if (dst != src)
+				memmove(buf + dst, buf + src, take);
+			dst += take;
+			src += take;
+			dec->remaining -= take;
+			if (dec->remaining == 0)
+				dec->state = CH_DATA_CR;
+			continue;
+		}
+
+		c = (unsigned char)buf[src++];
+		switch (dec->state) {
+		case CH_SIZE:
+			if ((h = hex_value(c)) >= 0) {
+				/* 16 digits fill a uint64_t exactly; a 17th
+				 * would overflow, leading zeros or not. */
+				if (dec->hex_digits == 16 || !chunk_line_byte(dec))
+					goto bad;
+				dec->remaining = dec->remaining << 4 | (unsigned)h;
+				dec->hex_digits++;
+				break;
+			}
+			if (dec->hex_digits == 0)
+				goto bad;
+			dec->state = CH_SIZE_EXT;
+			dec->in_ext = EXT_NONE;
+			__attribute__((fallthrough));
+		case CH_SIZE_EXT:
+			if (c == '\r' || c == '\n') {
+				/* BWS belongs to a chunk-ext; alone it is
+				 * not part of the grammar. */
+				if (dec->in_ext == EXT_BWS)
+					goto bad;
+				if (c == '\r')
+					dec->state = CH_SIZE_LF;
+				else
+					chunk_size_line_done(dec);
+				break;
+			}
+			if (!chunk_line_byte(dec))
+				goto bad;
+			if (dec->in_ext == EXT_IN) {
+				if (!is_field_vchar(c) && !is_ows(c))
+					goto bad;
+			} else if (c == ';') {
+				dec->in_ext = EXT_IN;
+			} else if (is_ows(c)) {
+				dec->in_ext = EXT_BWS;
+			} else {
+				goto bad;
+			}
+			break;
+		case CH_SIZE_LF:
+			if (c != '\n')
+				goto bad;
+			chunk_size_line_done(dec);
+			break;
+		case CH_DATA_CR:
+			if (c == '\r')
+				dec->state = CH_DATA_LF;
+			else if (c == '\n')
+				dec->state = CH_SIZE;
+			else
+				goto bad;
+			break;
+		case CH_DATA_LF:
+			if (c != '\n')
+				goto bad;
+			dec->state = CH_SIZE;
+			break;
+		case CH_TRAILER:
+			if (c == '\r') {
+				dec->state = CH_END_LF;
+			} else if (c == '\n') {
+				dec->state = CH_DONE;
+			} else if (is_tchar(c)) {
+				/* Trailer fields follow the header field
+				 * rules: no obs-fold, no empty name. */
+				dec->line_len = 1;
+				dec->state = CH_TRAILER_NAME;
+			} else {
+				goto bad;
+			}
+			break;
+		case CH_TRAILER_NAME:
+			if (c == ':')
+				dec->state = CH_TRAILER_VALUE;
+			else if (!is_tchar(c))
+				goto bad;
+			if (!chunk_line_byte(dec))
+				goto bad;
+			break;
+		case CH_TRAILER_VALUE:
+			if (c == '\r') {
+				dec->state = CH_TRAILER_LF;
+			} else if (c == '\n') {
+				dec->line_len = 0;
+				dec->state = CH_TRAILER;
+			} else if ((!is_field_vchar(c) && !is_ows(c)) ||
+				   !chunk_line_byte(dec)) {
+				goto bad;
+			}
+			break;
+		case CH_TRAILER_LF:
+			if (c != '\n')
+				goto bad;
+			dec->line_len = 0;
+			dec->state = CH_TRAILER;
+			break;
+		case CH_END_LF:
+			if (c != '\n')
+				goto bad;
+			dec->state = CH_DONE;
+			break;
+		default:
+			goto bad;
+		}
+	}
+	*len = dst;
+	return (ssize_t)(n - src);
+
+bad:
+	dec->state = CH_ERROR;
+	*len = dst;
+	return HTTP_BAD;
+}

@@ -1,0 +1,87 @@
+/* HTTP/1.x request reading, picohttpparser style: fixed caller buffers,
+ * parse functions that report "complete / need more / bad", no
+ * allocation, no I/O. The handler owns sockets and deadlines. */
+#ifndef CODELLM_HTTP_H
+#define CODELLM_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HTTP_MAX_HEADERS 64
+
+enum {
+	HTTP_INCOMPLETE = -1,	/* need more bytes */
+	HTTP_BAD = -2,		/* malformed: 400 */
+	HTTP_TOO_MANY = -3,	/* more than HTTP_MAX_HEADERS headers: 431 */
+};
+
+struct http_header {
+	const char *name;
+	size_t name_len;
+	const char *value;	/* surrounding spaces/tabs stripped */
+	size_t value_len;
+};
+
+struct http_request {
+	const char *method;
+	size_t method_len;
+	const char *target;	/* request-target as sent, e.g. "/v1/models?x=1" */
+	size_t target_len;
+	int minor_version;	/* 0 for HTTP/1.0, 1 for HTTP/1.1 */
+	struct http_header headers[HTTP_MAX_HEADERS];
+	size_t num_headers;
+};
+
+/* Parse a request line and headers from buf[0..len). Returns the number
+ * of bytes the head occupies (through the blank line) when complete,
+ * HTTP_INCOMPLETE, HTTP_BAD or HTTP_TOO_MANY. Pointers in *req point into
+ * buf. */
+int http_parse_head(const char *buf, size_t len, struct http_request *req);
+
+/* Case-insensitive header lookup; returns the first match or NULL and
+ * stores the number of headers with that name in *count when non-NULL. */
+const struct http_header *http_find_header(const struct http_request *req,
+					   const char *name, size_t *count);
+
+/* How the body is framed, derived from the headers (RFC 9112 §6). */
+struct http_framing {
+	int chunked;		/* Transfer-Encoding: chunked */
+	int has_length;		/* Content-Length present */
+	uint64_t length;	/* its value */
+	int expect_continue;	/* Expect: 100-continue */
+};
+
+enum {
+	HTTP_FRAMING_OK = 0,
+	HTTP_FRAMING_BAD = -1,		/* 400: bad/duplicate Content-Length, both CL and TE, unknown coding, bad Expect */
+	HTTP_FRAMING_TE_UNSUPPORTED = -2,	/* 501 is not in our set: reported as 400 by the caller */
+};
+
+int http_framing(const struct http_request *req, struct http_framing *ret);
+
+/* Strict decimal parse of a Content-Length value: digits only, no sign,
+ * no spaces, no overflow past UINT64_MAX. 0 on success, -1 otherwise. */
+int http_parse_length(const char *s, size_t n, uint64_t *ret);
+
+/* Incremental chunked decoder (RFC 9112 §7.1): decodes buf[0..*len) in
+ * place, moving body bytes to the front; on return *len is the number of
+ * decoded body bytes now at buf[0..*len). Returns the number of input
+ * bytes left over after the final CRLF of the trailer section (>= 0)
+ * once the body is complete, HTTP_INCOMPLETE when more input is needed,
+ * HTTP_BAD on malformed input. Chunk extensions and trailers are accepted
+ * and discarded, each line bounded by HTTP_CHUNK_LINE_MAX bytes. The
+ * decoder state must be zeroed before the first call. */
+#define HTTP_CHUNK_LINE_MAX 4096
+
+struct http_chunked {
+	int state;
+	uint64_t remaining;	/* bytes left in the current chunk */
+	size_t line_len;	/* bytes of the current size/trailer line seen */
+	int hex_digits;
+	int in_ext;
+};
+
+ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len);
+
+#endif

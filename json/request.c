@@ -1,0 +1,575 @@
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/fence.h"
+#include "json/jstr.h"
+#include "json/request.h"
+
+__attribute__((format(printf, 5, 6)))
+static int fail(struct req_error *err, int status, const char *code,
+		const char *param, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->status = status;
+	err->type = status == 403 ? "permission_error" : "invalid_request_error";
+	err->code = code;
+	err->param = param;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* cJSON silently ends a string at a NUL (escaped or raw) and takes any
+ * nesting up to a limit compiled into the library, and it accepts invalid
+ * UTF-8: check all three on the raw text before it sees it. */
+static int prescan(const char *s, size_t n, struct req_error *err)
+{
+	int depth = 0, in_str = 0;
+
+	if (!jstr_utf8_valid(s, n))
+		return fail(err, 400, "invalid_json", NULL,
+			    "request body is not valid UTF-8");
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		/* a raw NUL is never valid JSON, and inside a string cJSON
+		 * would cut the value there just as with \u0000 */
+		if (c == '\0')
+			return fail(err, 400, "invalid_json", NULL,
+				    "request body holds a NUL byte");
+		if (in_str) {
+			if (c == '\\') {
+				if (i + 5 < n && s[i + 1] == 'u' &&
+				    !memcmp(s + i + 2, "0000", 4))
+					return fail(err, 400, "invalid_json", NULL,
+						    "strings holding NUL (\\u0000) are not accepted");
+				i++;
+			} else if (c == '"') {
+				in_str = 0;
+			}
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '[' || c == '{') {
+			if (++depth > REQ_MAX_DEPTH)
+				return fail(err, 400, "invalid_json", NULL,
+					    "JSON nested deeper than %d levels",
+					    REQ_MAX_DEPTH);
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return 0;
+}
+
+struct msg {
+	const char *role;
+	const char *name;	/* NULL when absent */
+	char *text;
+	size_t len;
+	int codeable;		/* system/developer/user without a reserved name */
+};
+
+static int is_role(const char *r, const char *want)
+{
+	return r && !strcmp(r, want);
+}
+
+/* content: a string, an array of text parts (concatenated, nothing in
+ * between), null or absent (empty). */
+static int msg_text(const cJSON *content, size_t idx, struct msg *m,
+		    struct req_error *err)
+{
+	struct jbuf b = {0};
+	const cJSON *part;
+
+	if (!content || cJSON_IsNull(content)) {
+		m->text = strdup("");
+		m->len = 0;
+		return m->text ? 0 : fail(err, 400, NULL, "messages", "out of memory");
+	}
+	if (cJSON_IsString(content)) {
+		m->len = strlen(content->valuestring);
+		m->text = strdup(content->valuestring);
+		return m->text ? 0 : fail(err, 400, NULL, "messages", "out of memory");
+	}
+	if (!cJSON_IsArray(content))
+		return fail(err, 400, "invalid_type", "messages",
+			    "messages[%zu].content must be a string, an array of text parts or null",
+			    idx);
+	cJSON_ArrayForEach(part, content) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+		const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+
+		if (!cJSON_IsObject(part) || !cJSON_IsString(type) ||
+		    strcmp(type->valuestring, "text") || !cJSON_IsString(text)) {
+			jbuf_free(&b);
+			return fail(err, 400, "invalid_type", "messages",
+				    "messages[%zu].content: only parts of type \"text\" with a string \"text\" are accepted",
+				    idx);
+		}
+		jbuf_puts(&b, text->valuestring);
+	}
+	if (!jbuf_cstr(&b)) {
+		jbuf_free(&b);
+		return fail(err, 400, NULL, "messages", "out of memory");
+	}
+	m->text = b.p;
+	m->len = b.len;
+	return 0;
+}
+
+static const struct interp *fence_interp(const struct chat_request *r,
+					 const struct registry *reg,
+					 const char *text,
+					 const struct fence_block *f)
+{
+	if (f->label_len == 0)
+		return r->model_interp;
+	return reg_lookup(reg, text + f->label_off, f->label_len);
+}
+
+static size_t count_runnable(const struct chat_request *r,
+			     const struct registry *reg, const struct msg *m,
+			     struct fence_block *fb, size_t nf)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < nf; i++)
+		if (fence_interp(r, reg, m->text, &fb[i]))
+			k++;
+	return k;
+}
+
+static char *dupn(const char *s, size_t n)
+{
+	char *p = malloc(n + 1);
+
+	if (p) {
+		memcpy(p, s, n);
+		p[n] = '\0';
+	}
+	return p;
+}
+
+/* Lists every fence label of the candidate messages for the "no runnable
+ * block" error, each label once. */
+static void labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
+			size_t outlen)
+{
+	struct jbuf b = {0};
+
+	for (size_t i = 0; i < nmsgs; i++) {
+		struct fence_block fb[64];
+		size_t nf;
+
+		if (!msgs[i].codeable)
+			continue;
+		nf = fence_extract(msgs[i].text, msgs[i].len, fb, 64);
+		for (size_t k = 0; k < nf && k < 64; k++) {
+			const char *l = msgs[i].text + fb[k].label_off;
+			size_t ll = fb[k].label_len;
+			char quoted[80];
+			int q = snprintf(quoted, sizeof quoted, "\"%.*s\"",
+					 (int)(ll > 64 ? 64 : ll), l);
+
+			if (b.len && memmem(b.p, b.len, quoted, (size_t)q))
+				continue;
+			if (b.len)
+				jbuf_puts(&b, ", ");
+			jbuf_append(&b, quoted, (size_t)q);
+		}
+	}
+	snprintf(out, outlen, "%s", b.len && jbuf_cstr(&b) ? b.p : "none");
+	jbuf_free(&b);
+}
+
+static int parse_tools(const cJSON *tools, struct chat_request *r,
+		       struct req_error *err)
+{
+	const cJSON *t;
+	size_t n;
+
+	if (!tools || cJSON_IsNull(tools))
+		return 0;
+	if (!cJSON_IsArray(tools))
+		return fail(err, 400, "invalid_type", "tools", "tools must be an array");
+	n = (size_t)cJSON_GetArraySize(tools);
+	if (n > REQ_MAX_TOOLS)
+		return fail(err, 400, "invalid_value", "tools",
+			    "at most %d tools are accepted", REQ_MAX_TOOLS);
+	r->tools = calloc(n + 1, sizeof *r->tools);
+	if (!r->tools)
+		return fail(err, 400, NULL, "tools", "out of memory");
+	cJSON_ArrayForEach(t, tools) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(t, "type");
+		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+
+		if (!cJSON_IsObject(t) || !cJSON_IsString(type) ||
+		    strcmp(type->valuestring, "function") || !cJSON_IsObject(fn) ||
+		    !cJSON_IsString(name) || !name->valuestring[0])
+			return fail(err, 400, "invalid_type", "tools",
+				    "tools[%zu] must be {\"type\":\"function\",\"function\":{\"name\":…}}",
+				    r->ntools);
+		r->tools[r->ntools] = strdup(name->valuestring);
+		if (!r->tools[r->ntools])
+			return fail(err, 400, NULL, "tools", "out of memory");
+		if (!strcmp(name->valuestring, "finish"))
+			r->agent = 1;
+		r->ntools++;
+	}
+	return 0;
+}
+
+static int parse_scalars(const cJSON *root, struct chat_request *r,
+			 const struct registry *reg, struct req_error *err)
+{
+	const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "n");
+	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(root, "stream");
+	const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+	const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "codellm");
+
+	if (!cJSON_IsString(model) || !model->valuestring[0])
+		return fail(err, 400, "missing_required_parameter", "model",
+			    "model is required and must be a non-empty string");
+	if (strlen(model->valuestring) > 256)
+		return fail(err, 400, "invalid_value", "model",
+			    "model is longer than 256 bytes");
+	r->model = strdup(model->valuestring);
+	if (!r->model)
+		return fail(err, 400, NULL, "model", "out of memory");
+	r->model_interp = reg_lookup(reg, r->model, strlen(r->model));
+	if (n && !cJSON_IsNull(n) &&
+	    (!cJSON_IsNumber(n) || n->valuedouble != 1.0))
+		return fail(err, 400, "invalid_value", "n",
+			    "n must be 1: a program has one output");
+	if (stream && !cJSON_IsNull(stream) && !cJSON_IsBool(stream))
+		return fail(err, 400, "invalid_type", "stream", "stream must be a boolean");
+	r->stream = cJSON_IsTrue(stream);
+	if (so && !cJSON_IsNull(so)) {
+		const cJSON *iu = cJSON_GetObjectItemCaseSensitive(so, "include_usage");
+
+		/* null means absent here as for every other optional field */
+		if (!cJSON_IsObject(so) ||
+		    (iu && !cJSON_IsNull(iu) && !cJSON_IsBool(iu)))
+			return fail(err, 400, "invalid_type", "stream_options",
+				    "stream_options must be an object with a boolean include_usage");
+		r->include_usage = cJSON_IsTrue(iu);
+	}
+	if (ext && !cJSON_IsNull(ext)) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ext, "timeout_s");
+
+		if (!cJSON_IsObject(ext))
+			return fail(err, 400, "invalid_type", "codellm",
+				    "codellm must be an object");
+		if (t && !cJSON_IsNull(t)) {
+			if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) ||
+			    t->valuedouble <= 0)
+				return fail(err, 400, "invalid_value", "codellm.timeout_s",
+					    "codellm.timeout_s must be a positive number of seconds");
+			r->timeout_s = t->valuedouble;
+		}
+	}
+	return 0;
+}
+
+static int parse_messages(const cJSON *arr, struct msg **ret, size_t *ret_n,
+			  struct req_error *err)
+{
+	const cJSON *m;
+	struct msg *msgs;
+	size_t n, i = 0;
+
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+		return fail(err, 400, "missing_required_parameter", "messages",
+			    "messages must be a non-empty array");
+	n = (size_t)cJSON_GetArraySize(arr);
+	if (n > REQ_MAX_MESSAGES)
+		return fail(err, 400, "invalid_value", "messages",
+			    "at most %d messages are accepted", REQ_MAX_MESSAGES);
+	msgs = calloc(n, sizeof *msgs);
+	if (!msgs)
+		return fail(err, 400, NULL, "messages", "out of memory");
+	*ret = msgs;
+	cJSON_ArrayForEach(m, arr) {
+		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "name");
+		struct msg *x = &msgs[i];
+		const char *r;
+
+		*ret_n = i + 1;
+		if (!cJSON_IsObject(m) || !cJSON_IsString(role))
+			return fail(err, 400, "invalid_type", "messages",
+				    "messages[%zu] must be an object with a string role", i);
+		r = role->valuestring;
+		if (!is_role(r, "system") && !is_role(r, "developer") &&
+		    !is_role(r, "user") && !is_role(r, "assistant") &&
+		    !is_role(r, "tool") && !is_role(r, "function"))
+			return fail(err, 400, "invalid_value", "messages",
+				    "messages[%zu].role \"%.32s\" is not one of system, developer, user, assistant, tool",
+				    i, r);
+		if (name && !cJSON_IsNull(name) && !cJSON_IsString(name))
+			return fail(err, 400, "invalid_type", "messages",
+				    "messages[%zu].name must be a string", i);
+		x->role = r;
+		x->name = cJSON_IsString(name) ? name->valuestring : NULL;
+		if (msg_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, x, err) < 0)
+			return -1;
+		x->codeable = (is_role(r, "system") || is_role(r, "developer") ||
+			       is_role(r, "user")) &&
+			      !(x->name && (!strcmp(x->name, "fleet_input") ||
+					    !strcmp(x->name, "stdin")));
+		i++;
+	}
+	return 0;
+}
+
+static int take_blocks(struct chat_request *r, const struct registry *reg,
+		       const struct msg *m, size_t max_blocks,
+		       struct req_error *err)
+{
+	size_t nf = fence_extract(m->text, m->len, NULL, 0), runnable;
+	struct fence_block *fb = calloc(nf ? nf : 1, sizeof *fb);
+
+	if (!fb)
+		return fail(err, 400, NULL, "messages", "out of memory");
+	fence_extract(m->text, m->len, fb, nf);
+	runnable = count_runnable(r, reg, m, fb, nf);
+	if (runnable > max_blocks) {
+		free(fb);
+		return fail(err, 400, "too_many_blocks", "messages",
+			    "the code message has %zu runnable blocks; at most %zu are accepted (--max-blocks)",
+			    runnable, max_blocks);
+	}
+	r->blocks = calloc(runnable ? runnable : 1, sizeof *r->blocks);
+	r->skipped = calloc(nf - runnable + 1, sizeof *r->skipped);
+	if (!r->blocks || !r->skipped)
+		goto oom;
+	for (size_t i = 0; i < nf; i++) {
+		const struct interp *it = fence_interp(r, reg, m->text, &fb[i]);
+		char *label = dupn(m->text + fb[i].label_off, fb[i].label_len);
+
+		if (!label)
+			goto oom;
+		if (!it) {
+			r->skipped[r->nskipped].label = label;
+			r->skipped[r->nskipped++].line = fb[i].start_line;
+			continue;
+		}
+		struct req_block *b = &r->blocks[r->nblocks++];
+
+		b->interp = it;
+		b->label = label;
+		b->start_line = fb[i].start_line;
+		b->end_line = fb[i].end_line;
+		b->code = malloc(fb[i].body_end - fb[i].body_off + 1);
+		if (!b->code)
+			goto oom;
+		b->code_len = fence_content(m->text, &fb[i], b->code);
+		b->code[b->code_len] = '\0';
+	}
+	free(fb);
+	return 0;
+oom:
+	free(fb);
+	return fail(err, 400, NULL, "messages", "out of memory");
+}
+
+static int whole_message(struct chat_request *r, const struct msg *m,
+			 struct req_error *err)
+{
+	r->blocks = calloc(1, sizeof *r->blocks);
+	if (!r->blocks)
+		return fail(err, 400, NULL, "messages", "out of memory");
+	r->nblocks = 1;
+	r->blocks[0].interp = r->model_interp;
+	r->blocks[0].label = strdup("");
+	r->blocks[0].code = dupn(m->text, m->len);
+	r->blocks[0].code_len = m->len;
+	r->blocks[0].start_line = 1;
+	r->blocks[0].end_line = 1;
+	for (size_t i = 0; i < m->len; i++)
+		if (m->text[i] == '\n' && i + 1 < m->len)
+			r->blocks[0].end_line++;
+	if (!r->blocks[0].label || !r->blocks[0].code)
+		return fail(err, 400, NULL, "messages", "out of memory");
+	return 0;
+}
+
+int req_parse(const char *body, size_t len, const struct registry *reg,
+	      size_t max_blocks, struct chat_request *r, struct req_error *err)
+{
+	cJSON *root = NULL;
+	const char *end = NULL;
+	struct msg *msgs = NULL;
+	size_t nmsgs = 0, code = (size_t)-1;
+	int rc = -1;
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (prescan(body, len, err) < 0)
+		return -1;
+	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+	if (!root) {
+		fail(err, 400, "invalid_json", NULL,
+		     "request body is not valid JSON (near byte %zu)",
+		     end && end >= body ? (size_t)(end - body) : 0);
+		goto out;
+	}
+	/* body is not NUL-terminated: strspn would run past its end when
+	 * only whitespace follows the value, so walk the rest by length */
+	for (const char *t = end ? end : body + len; t < body + len; t++)
+		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
+			fail(err, 400, "invalid_json", NULL,
+			     "request body has data after the JSON value");
+			goto out;
+		}
+	if (!cJSON_IsObject(root)) {
+		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
+		goto out;
+	}
+	if (parse_scalars(root, r, reg, err) < 0 ||
+	    parse_tools(cJSON_GetObjectItemCaseSensitive(root, "tools"), r, err) < 0 ||
+	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
+			   &msgs, &nmsgs, err) < 0)
+		goto out;
+
+	/* The code message: the last system/user message with a runnable block. */
+	for (size_t i = nmsgs; i-- > 0 && code == (size_t)-1;) {
+		size_t nf;
+		struct fence_block *fb;
+
+		if (!msgs[i].codeable)
+			continue;
+		nf = fence_extract(msgs[i].text, msgs[i].len, NULL, 0);
+		fb = calloc(nf ? nf : 1, sizeof *fb);
+		if (!fb) {
+			fail(err, 400, NULL, "messages", "out of memory");
+			goto out;
+		}
+		fence_extract(msgs[i].text, msgs[i].len, fb, nf);
+		if (count_runnable(r, reg, &msgs[i], fb, nf))
+			code = i;
+		free(fb);
+	}
+	if (code != (size_t)-1 &&
+	    take_blocks(r, reg, &msgs[code], max_blocks, err) < 0)
+		goto out;
+	if (code == (size_t)-1 && r->model_interp) {
+		/* model names an interpreter: the last user message runs whole */
+		for (size_t i = nmsgs; i-- > 0;)
+			if (is_role(msgs[i].role, "user") && msgs[i].codeable) {
+				code = i;
+				break;
+			}
+		if (code != (size_t)-1 && whole_message(r, &msgs[code], err) < 0)
+			goto out;
+	}
+	if (code == (size_t)-1) {
+		char seen[384];
+
+		labels_seen(msgs, nmsgs, seen, sizeof seen);
+		fail(err, 400, "no_runnable_block", "messages",
+		     "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
+		     seen);
+		goto out;
+	}
+	r->code_text = msgs[code].text;
+	r->code_text_len = msgs[code].len;
+	msgs[code].text = NULL;
+
+	for (size_t i = code + 1; i < nmsgs; i++)
+		if (is_role(msgs[i].role, "assistant") || is_role(msgs[i].role, "tool") ||
+		    is_role(msgs[i].role, "function"))
+			r->rerun_guard = 1;
+
+	if (!r->rerun_guard) {
+		if (!reg->any_allowed) {
+			fail(err, 403, "execution_disabled", NULL,
+			     "code execution is disabled on this server (--allowed-programs is empty)");
+			goto out;
+		}
+		for (size_t i = 0; i < r->nblocks; i++)
+			if (!r->blocks[i].interp->allowed) {
+				fail(err, 403, "program_not_allowed", "messages",
+				     "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
+				     i, r->blocks[i].label, r->blocks[i].start_line,
+				     r->blocks[i].interp->name);
+				goto out;
+			}
+	}
+
+	/* stdin: a message named "stdin", else (run mode) the last plain
+	 * system message before the code message that holds no fence. */
+	for (size_t i = nmsgs; i-- > 0;) {
+		if (msgs[i].name && !strcmp(msgs[i].name, "fleet_input") && !r->bag) {
+			r->bag = msgs[i].text;
+			r->bag_len = msgs[i].len;
+			msgs[i].text = NULL;
+		}
+	}
+	for (size_t i = nmsgs; i-- > 0;)
+		if (msgs[i].name && !strcmp(msgs[i].name, "stdin") && msgs[i].text) {
+			r->stdin_data = msgs[i].text;
+			r->stdin_len = msgs[i].len;
+			msgs[i].text = NULL;
+			break;
+		}
+	if (!r->stdin_data && !r->agent)
+		for (size_t i = code; i-- > 0;) {
+			/* developer is the newer name of system, as for the
+			 * code message */
+			if ((!is_role(msgs[i].role, "system") &&
+			     !is_role(msgs[i].role, "developer")) ||
+			    msgs[i].name || !msgs[i].text)
+				continue;
+			if (fence_extract(msgs[i].text, msgs[i].len, NULL, 0) != 0)
+				continue;
+			r->stdin_data = msgs[i].text;
+			r->stdin_len = msgs[i].len;
+			msgs[i].text = NULL;
+			break;
+		}
+	/* request.h promises NULL for an empty stdin; only now, so that an
+	 * empty "stdin" message still wins over the system fallback */
+	if (r->stdin_data && !r->stdin_len) {
+		free(r->stdin_data);
+		r->stdin_data = NULL;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < nmsgs; i++)
+		free(msgs[i].text);
+	free(msgs);
+	cJSON_Delete(root);
+	if (rc < 0)
+		req_free(r);
+	return rc;
+}
+
+void req_free(struct chat_request *r)
+{
+	free(r->model);
+	for (size_t i = 0; i < r->ntools; i++)
+		free(r->tools[i]);
+	free(r->tools);
+	for (size_t i = 0; i < r->nblocks; i++) {
+		free(r->blocks[i].label);
+		free(r->blocks[i].code);
+	}
+	free(r->blocks);
+	for (size_t i = 0; i < r->nskipped; i++)
+		free(r->skipped[i].label);
+	free(r->skipped);
+	free(r->code_text);
+	free(r->stdin_data);
+	free(r->bag);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,151 @@
+#include <string.h>
+
+#include "json/response.h"
+
+static void str(struct jbuf *b, const char *s)
+{
+	jstr_escape(b, s, strlen(s));
+}
+
+void resp_error(struct jbuf *b, const char *message, const char *type,
+		const char *param, const char *code)
+{
+	jbuf_puts(b, "{\"error\":{\"message\":");
+	str(b, message);
+	jbuf_puts(b, ",\"type\":");
+	str(b, type);
+	jbuf_puts(b, ",\"param\":");
+	if (param)
+		str(b, param);
+	else
+		jbuf_puts(b, "null");
+	jbuf_puts(b, ",\"code\":");
+	if (code)
+		str(b, code);
+	else
+		jbuf_puts(b, "null");
+	jbuf_puts(b, "}}");
+}
+
+static void model_obj(struct jbuf *b, const char *id, long created)
+{
+	jbuf_puts(b, "{\"id\":");
+	str(b, id);
+	jbuf_printf(b, ",\"object\":\"model\",\"created\":%ld,\"owned_by\":\"codellm\"}",
+		    created);
+}
+
+void resp_models(struct jbuf *b, const struct registry *reg, long created)
+{
+	jbuf_puts(b, "{\"object\":\"list\",\"data\":[");
+	model_obj(b, "codellm", created);
+	for (size_t i = 0; i < reg->n; i++) {
+		if (!reg->v[i].allowed)
+			continue;
+		jbuf_puts(b, ",");
+		model_obj(b, reg->v[i].name, created);
+	}
+	jbuf_puts(b, "]}");
+}
+
+int resp_model(struct jbuf *b, const struct registry *reg, const char *id,
+	       long created)
+{
+	if (strcmp(id, "codellm")) {
+		size_t i;
+
+		for (i = 0; i < reg->n; i++)
+			if (reg->v[i].allowed && !strcmp(reg->v[i].name, id))
+				break;
+		if (i == reg->n)
+			return -1;
+	}
+	model_obj(b, id, created);
+	return 0;
+}
+
+int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index)
+{
+	size_t idx = p->n ? p->n - 1 : 0;
+	int code = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->res[i].exit_code != 0) {
+			code = p->res[i].exit_code;
+			idx = i;
+		}
+	if (p->end == SBX_END_TIMEOUT)
+		code = 124;
+	if (ret_index)
+		*ret_index = idx;
+	return code;
+}
+
+static void codellm_obj(struct jbuf *b, const struct resp_run *rr)
+{
+	const struct sbx_pipeline *p = rr->p;
+	const struct chat_request *r = rr->req;
+	size_t idx = 0;
+	int code = p ? resp_exit_code(p, &idx) : 0;
+
+	jbuf_printf(b, "{\"exit_code\":%d,\"timed_out\":%s,\"duration_ms\":%ld,\"stderr\":",
+		    code, p && p->end == SBX_END_TIMEOUT ? "true" : "false",
+		    p ? p->duration_ms : 0L);
+	if (p && p->n)
+		jstr_escape(b, p->res[idx].err.p ? p->res[idx].err.p : "",
+			    p->res[idx].err.len);
+	else
+		jbuf_puts(b, "\"\"");
+	jbuf_printf(b, ",\"sandbox\":%s,\"blocks\":%zu,\"block_results\":[",
+		    rr->sandbox_json, p ? p->n : (size_t)0);
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct sbx_block_result *br = &p->res[i];
+
+		jbuf_printf(b, "%s{\"index\":%zu,\"lang\":", i ? "," : "", i);
+		str(b, r->blocks[i].interp->name);
+		jbuf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
+			    "\"duration_ms\":%ld,\"stderr\":",
+			    br->exit_code, br->signal,
+			    br->killed && p->end == SBX_END_TIMEOUT ? "true" : "false",
+			    br->duration_ms);
+		jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
+		jbuf_printf(b, ",\"stderr_bytes\":%llu,\"stdout_bytes\":%llu}",
+			    (unsigned long long)br->err_bytes,
+			    (unsigned long long)br->out_bytes);
+	}
+	jbuf_puts(b, "],\"skipped_fences\":[");
+	for (size_t i = 0; i < r->nskipped; i++) {
+		jbuf_puts(b, i ? ",{\"label\":" : "{\"label\":");
+		str(b, r->skipped[i].label);
+		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
+	}
+	jbuf_puts(b, "]");
+	if (!p)
+		jbuf_puts(b, ",\"rerun_guard\":true");
+	else if (p->end == SBX_END_SIGNAL)
+		jbuf_printf(b, ",\"terminated_by_signal\":%d", p->end_signal);
+	jbuf_puts(b, "}");
+}
+
+void resp_completion(struct jbuf *b, const struct resp_run *rr)
+{
+	const struct sbx_pipeline *p = rr->p;
+	int length = p && (p->out_truncated || p->end != SBX_END_NORMAL);
+
+	jbuf_puts(b, "{\"id\":");
+	str(b, rr->id);
+	jbuf_printf(b, ",\"object\":\"chat.completion\",\"created\":%ld,\"model\":",
+		    rr->created);
+	str(b, rr->req->model);
+	jbuf_puts(b, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+	if (p)
+		jstr_escape(b, p->out.p ? p->out.p : "", p->out.len);
+	else
+		jbuf_puts(b, "\"\"");
+	jbuf_printf(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"%s\"}],"
+		    "\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0},"
+		    "\"system_fingerprint\":null,\"codellm\":",
+		    length ? "length" : "stop");
+	codellm_obj(b, rr);
+	jbuf_puts(b, "}");
+}

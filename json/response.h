@@ -1,0 +1,36 @@
+/* Response bodies: the OpenAI error object, chat.completion, model
+ * lists. Written with jstr_escape so any byte of program output yields
+ * valid JSON. */
+#ifndef CODELLM_RESPONSE_H
+#define CODELLM_RESPONSE_H
+
+#include "json/jstr.h"
+#include "json/registry.h"
+#include "json/request.h"
+#include "sandbox/sandbox.h"
+
+void resp_error(struct jbuf *b, const char *message, const char *type,
+		const char *param, const char *code);
+
+/* {"object":"list","data":[…]}: "codellm" and one model per allowed
+ * interpreter. */
+void resp_models(struct jbuf *b, const struct registry *reg, long created);
+/* One model object; returns -1 when id is not one of ours. */
+int resp_model(struct jbuf *b, const struct registry *reg, const char *id,
+	       long created);
+
+struct resp_run {
+	const char *id;
+	long created;
+	const struct chat_request *req;
+	const struct sbx_pipeline *p;	/* NULL when nothing ran (re-execution guard) */
+	const char *sandbox_json;	/* the "sandbox" object, pre-rendered */
+};
+
+/* Exit status of the run, pipefail style; sets *ret_index to the block
+ * that decided it (the last block when all succeeded). */
+int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index);
+
+void resp_completion(struct jbuf *b, const struct resp_run *rr);
+
+#endif

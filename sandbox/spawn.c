@@ -1,0 +1,848 @@
+/* The pipeline: one process per block, started in two phases (every
+ * block set up and waiting, then all released at once), with the handler
+ * relaying each inter-block edge so every byte that crosses can be
+ * counted and, for the debug surface, tapped on the same path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+#define RELAY_BUF 65536
+#define SETUP_TIMEOUT_MS 10000
+static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+
+const char *sbx_mode_name(enum sbx_mode m)
+{
+	switch (m) {
+	case SBX_NATIVE: return "native";
+	case SBX_BESTEFFORT: return "besteffort";
+	case SBX_OFF: return "off";
+	}
+	return "?";
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+int sbx_signals_init(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGCHLD);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &s, NULL) < 0)
+		return -errno;
+	return signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* Reads /proc/self/task/<tid>/children (we are single-threaded). */
+static size_t list_children(pid_t *out, size_t max)
+{
+	char path[64], buf[8192];
+	size_t n = 0, len = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	for (char *p = buf; *p && n < max;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0)
+			out[n++] = (pid_t)v;
+		p = end;
+	}
+	return n;
+}
+
+void sbx_kill_descendants(void)
+{
+	pid_t kids[512];
+
+	/* Killing a child re-parents its children to us (we are a child
+	 * subreaper), so repeat until nothing is left to reap. */
+	for (;;) {
+		size_t n = list_children(kids, 512);
+		int status;
+		pid_t w;
+
+		for (size_t i = 0; i < n; i++) {
+			kill(-kids[i], SIGKILL);
+			kill(kids[i], SIGKILL);
+		}
+		w = waitpid(-1, &status, n ? 0 : WNOHANG);
+		if (w < 0 && errno == ECHILD)
+			return;
+		if (w == 0 && n == 0) {
+			/* children that are not listed yet: wait briefly */
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static void set_result(struct sbx_block_result *r, int status, long t0)
+{
+	if (WIFEXITED(status)) {
+		r->exit_code = WEXITSTATUS(status);
+		r->signal = 0;
+	} else if (WIFSIGNALED(status)) {
+		r->signal = WTERMSIG(status);
+		r->exit_code = 128 + r->signal;
+	}
+	r->duration_ms = now_ms() - t0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+__attribute__((noreturn))
+static void child_fail(int ready_fd, const char *layer, int err)
+{
+	char msg[200];
+	int n = snprintf(msg, sizeof msg, "E%s: %s", layer, strerror(err));
+
+	if (n > 0)
+		write_all(ready_fd, msg, (size_t)n);
+	_exit(126);
+}
+
+__attribute__((noreturn))
+static void child_exec(char *const argv[], char *const envp[])
+{
+	int err = ENOENT;
+
+	if (strchr(argv[0], '/')) {
+		execve(argv[0], argv, envp);
+		err = errno;
+	} else {
+		for (size_t i = 0; i < sizeof exec_path / sizeof exec_path[0]; i++) {
+			char path[512];
+
+			snprintf(path, sizeof path, "%s/%s", exec_path[i], argv[0]);
+			execve(path, argv, envp);
+			if (errno != ENOENT)
+				err = errno;
+		}
+	}
+	dprintf(2, "codellm: cannot execute %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* The block's own process stays behind as a minimal init (SPEC §7: the
+ * block's main process is PID 1 of its namespace "or under a minimal
+ * init"). Without a PID namespace (--sandbox off) nothing else takes a
+ * block's leftovers with it: a setsid'd daemon holding the block's stdout
+ * would stall the next block until the timeout, and the program's own
+ * children would outlive a SIGKILLed handler (only the direct child gets
+ * the parent-death signal). So this init is a subreaper for everything
+ * the program starts, kills all of it when the program ends or the
+ * handler dies, and then ends the way the program ended. The handler is
+ * single-threaded, so after fork any libc call is safe here. */
+__attribute__((noreturn))
+static void child_init(char *const argv[], char *const envp[], pid_t handler)
+{
+	sigset_t wait_set, none;
+	siginfo_t si;
+	pid_t prog, self = getpid(), w;
+	int status = 0, st, done = 0, sig = 0;
+
+	sigemptyset(&none);
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, SIGTERM);
+	sigaddset(&wait_set, SIGINT);
+	sigaddset(&wait_set, SIGHUP);
+	/* SIGTERM is the parent-death signal from here on: caught, so a
+	 * dying handler still has the whole tree killed; the getppid check
+	 * closes the race with a handler that died before this prctl. */
+	if (sigprocmask(SIG_BLOCK, &wait_set, NULL) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != handler)
+		_exit(126);
+	prog = fork();
+	if (prog < 0) {
+		dprintf(2, "codellm: cannot start the block: %s\n", strerror(errno));
+		_exit(126);
+	}
+	if (prog == 0) {
+		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+			_exit(126);
+		child_exec(argv, envp);
+	}
+	/* The pipes must reach EOF when the program and its children close
+	 * them, not stay open here. */
+	close_range(0, ~0U, 0);
+	while (!done) {
+		if (sigwaitinfo(&wait_set, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD) {
+			/* the handler died (or someone asked us to end) */
+			sig = si.si_signo;
+			break;
+		}
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == prog) {
+				status = st;
+				done = 1;
+			}
+	}
+	/* what the program left behind dies with it */
+	sbx_kill_descendants();
+	if (!sig && WIFSIGNALED(status))
+		sig = WTERMSIG(status);
+	if (sig) {
+		struct rlimit no_core = { 0, 0 };
+		sigset_t one;
+
+		/* end by the same signal, so the handler sees what the
+		 * program saw; no core file of this process */
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		kill(self, sig);
+		_exit(128 + sig);
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+}
+
+/* In the child, between fork and exec: only async-signal-safe calls. */
+__attribute__((noreturn))
+static void child_main(const struct sbx_pipeline *p, size_t i, int in_fd,
+		       int out_fd, int err_fd, int ready_fd, int go_fd)
+{
+	sigset_t none;
+	char go;
+
+	/* The handler blocks SIGCHLD/TERM/INT/HUP and ignores SIGPIPE;
+	 * both survive exec, and programs expect the defaults. */
+	sigemptyset(&none);
+	signal(SIGPIPE, SIG_DFL);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		child_fail(ready_fd, "signals", errno);
+	/* Its own session: no controlling terminal to inject into
+	 * (TIOCSTI), and a process group the handler can kill whole. */
+	if (setsid() < 0)
+		child_fail(ready_fd, "setsid", errno);
+	/* Dies with the handler; the check closes the race with a parent
+	 * that died before prctl. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(ready_fd, "pdeathsig", errno);
+	if (getppid() != p->self)
+		_exit(126);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+		child_fail(ready_fd, "stdio", errno);
+	if (chdir(p->workdir) < 0)
+		child_fail(ready_fd, "workdir", errno);
+	/* Only 0-2 may reach the program: every other descriptor (the
+	 * connection, the listening socket, the key file) closes at exec. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(ready_fd, "close_range", errno);
+	if (write_all(ready_fd, "R", 1) < 0)
+		_exit(126);
+	/* Our copy of the write end would keep the read below from ever
+	 * seeing EOF if the handler closes the pipe without a byte for us. */
+	close(p->go_fd);
+	/* Phase two: nothing runs until the handler says so. */
+	if (read(go_fd, &go, 1) != 1 || go != 'G')
+		_exit(126);
+	child_init(p->argv[i], p->envp, p->self);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Relay state, private to one run. */
+struct edge {
+	int up;		/* block i's stdout, read end */
+	int down;	/* block i+1's stdin, write end */
+	char *buf;
+	size_t off, len;
+};
+
+struct sbx_relay {
+	struct edge *edges;
+	int out;	/* last block's stdout */
+	int *err;	/* each block's stderr */
+	long t0;
+};
+
+static void free_fds(struct sbx_pipeline *p, struct sbx_relay *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; f->edges && i + 1 < p->n; i++) {
+		close_fd(&f->edges[i].up);
+		close_fd(&f->edges[i].down);
+		free(f->edges[i].buf);
+	}
+	for (size_t i = 0; f->err && i < p->n; i++)
+		close_fd(&f->err[i]);
+	close_fd(&f->out);
+	free(f->edges);
+	free(f->err);
+	free(f);
+}
+
+static int stdin_fd(const struct sbx_pipeline *p)
+{
+	int fd;
+
+	if (p->stdin_len == 0)
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* a memfd: any size, no pipe to feed, nothing on disk */
+	fd = memfd_create("codellm-stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, p->stdin_data, p->stdin_len) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
+		      const char *layer, int err)
+{
+	if (!p->error[0])
+		snprintf(p->error, sizeof p->error, "%s: %s", layer, strerror(err));
+	if (!p->error_layer)
+		p->error_layer = layer;
+	free_fds(p, f);
+	p->relay = NULL;
+	sbx_pipeline_abort(p);
+	return -err;
+}
+
+int sbx_pipeline_start(struct sbx_pipeline *p)
+{
+	struct sbx_relay *f;
+	int go[2], in = -1;
+
+	p->self = getpid();
+	p->go_fd = -1;
+	p->res = calloc(p->n, sizeof *p->res);
+	p->pids = calloc(p->n, sizeof *p->pids);
+	p->ready_fds = calloc(p->n, sizeof *p->ready_fds);
+	p->taps = calloc(p->n, sizeof *p->taps);
+	f = calloc(1, sizeof *f);
+	if (!p->res || !p->pids || !p->ready_fds || !p->taps || !f)
+		return start_fail(p, f, "memory", ENOMEM);
+	f->out = -1;
+	f->edges = calloc(p->n, sizeof *f->edges);
+	f->err = calloc(p->n, sizeof *f->err);
+	if (!f->edges || !f->err)
+		return start_fail(p, f, "memory", ENOMEM);
+	for (size_t i = 0; i < p->n; i++) {
+		p->pids[i] = -1;
+		p->ready_fds[i] = -1;
+		f->err[i] = -1;
+		f->edges[i].up = f->edges[i].down = -1;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return start_fail(p, f, "pipe", errno);
+	p->go_fd = go[1];
+	in = stdin_fd(p);
+	if (in < 0) {
+		close(go[0]);
+		return start_fail(p, f, "stdin", errno);
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		int outp[2], errp[2], readyp[2], nextp[2] = { -1, -1 };
+		pid_t pid;
+
+		if (pipe2(outp, O_CLOEXEC) < 0)
+			goto sys_fail;
+		if (pipe2(errp, O_CLOEXEC) < 0) {
+			close(outp[0]);
+			close(outp[1]);
+			goto sys_fail;
+		}
+		if (pipe2(readyp, O_CLOEXEC) < 0) {
+			close(outp[0]); close(outp[1]);
+			close(errp[0]); close(errp[1]);
+			goto sys_fail;
+		}
+		if (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0) {
+			close(outp[0]); close(outp[1]);
+			close(errp[0]); close(errp[1]);
+			close(readyp[0]); close(readyp[1]);
+			goto sys_fail;
+		}
+		pid = fork();
+		if (pid == 0)
+			child_main(p, i, in, outp[1], errp[1], readyp[1], go[0]);
+		close(in);
+		close(outp[1]);
+		close(errp[1]);
+		close(readyp[1]);
+		in = nextp[0];
+		f->err[i] = errp[0];
+		p->ready_fds[i] = readyp[0];
+		if (i + 1 < p->n) {
+			f->edges[i].up = outp[0];
+			f->edges[i].down = nextp[1];
+		} else {
+			f->out = outp[0];
+		}
+		if (pid < 0) {
+			close_fd(&in);
+			goto sys_fail;
+		}
+		p->pids[i] = pid;
+		p->res[i].started = 1;
+		continue;
+sys_fail:
+		{
+			int e = errno;
+
+			close_fd(&in);
+			close(go[0]);
+			return start_fail(p, f, "spawn", e);
+		}
+	}
+	close(go[0]);
+
+	/* Every block reports its setup, or why it failed, before any runs. */
+	for (size_t i = 0; i < p->n; i++) {
+		char msg[256];
+		struct pollfd pfd = { .fd = p->ready_fds[i], .events = POLLIN };
+		ssize_t r = 0;
+		int pr;
+
+		do
+			pr = poll(&pfd, 1, SETUP_TIMEOUT_MS);
+		while (pr < 0 && errno == EINTR);
+		if (pr > 0)
+			r = read(p->ready_fds[i], msg, sizeof msg - 1);
+		if (r == 1 && msg[0] == 'R')
+			continue;
+		if (r > 1 && msg[0] == 'E') {
+			msg[r] = '\0';
+			snprintf(p->error, sizeof p->error, "block %zu: %.200s", i, msg + 1);
+			p->error_layer = "setup";
+			return start_fail(p, f, "setup", EPERM);
+		}
+		snprintf(p->error, sizeof p->error,
+			 "block %zu: setup %s", i, pr == 0 ? "timed out" : "died");
+		return start_fail(p, f, "setup", EIO);
+	}
+	for (size_t i = 0; i + 1 < p->n; i++) {
+		f->edges[i].buf = malloc(RELAY_BUF);
+		if (!f->edges[i].buf)
+			return start_fail(p, f, "memory", ENOMEM);
+	}
+	p->relay = f;
+	return 0;
+}
+
+static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
+{
+	int status;
+	pid_t w;
+
+	while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; i < p->n; i++) {
+			if (p->pids[i] != w)
+				continue;
+			set_result(&p->res[i], status, f->t0);
+			p->pids[i] = -1;
+			(*live)--;
+			/* what the block left in its session dies with it, as
+			 * it does with the block's PID namespace */
+			kill(-w, SIGKILL);
+		}
+	}
+}
+
+static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		int status;
+
+		if (p->pids[i] <= 0)
+			continue;
+		kill(-p->pids[i], SIGKILL);
+		kill(p->pids[i], SIGKILL);
+		p->res[i].killed = 1;
+		if (waitpid(p->pids[i], &status, 0) == p->pids[i]) {
+			set_result(&p->res[i], status, f->t0);
+			(*live)--;
+		}
+		p->pids[i] = -1;
+	}
+	sbx_kill_descendants();
+}
+
+static void end_run(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
+		    enum sbx_end why)
+{
+	if (p->end == SBX_END_NORMAL)
+		p->end = why;
+	kill_all(p, f, live);
+}
+
+/* Reads what is there; returns bytes read, 0 at EOF, -1 when nothing now. */
+static ssize_t drain(int fd, char *buf, size_t cap)
+{
+	ssize_t r;
+
+	do
+		r = read(fd, buf, cap);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -1;
+	return r < 0 ? 0 : r;
+}
+
+static void keep(struct jbuf *b, size_t cap, const char *data, size_t n)
+{
+	if (b->len < cap)
+		jbuf_append(b, data, n < cap - b->len ? n : cap - b->len);
+}
+
+/* stderr keeps its last bytes: the end of a traceback is what explains
+ * a failure. */
+static void keep_tail(struct jbuf *b, size_t cap, const char *data, size_t n)
+{
+	if (cap == 0)
+		return;
+	if (n >= cap) {
+		b->len = 0;
+		jbuf_append(b, data + n - cap, cap);
+		return;
+	}
+	if (b->len + n > cap) {
+		size_t drop = b->len + n - cap;
+
+		memmove(b->p, b->p + drop, b->len - drop);
+		b->len -= drop;
+	}
+	jbuf_append(b, data, n);
+}
+
+static void handle_signals(struct sbx_pipeline *p, struct sbx_relay *f,
+			   size_t *live)
+{
+	struct signalfd_siginfo si;
+
+	while (read(p->sig_fd, &si, sizeof si) == sizeof si) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		p->end_signal = (int)si.ssi_signo;
+		end_run(p, f, live, SBX_END_SIGNAL);
+	}
+	reap(p, f, live);
+}
+
+/* Reads what the client sent during the run (pipelined junk is dropped):
+ * 1 while it is there, 0 at end of input, -1 when the connection broke. */
+static int client_read(int fd)
+{
+	char junk[4096];
+	ssize_t r = recv(fd, junk, sizeof junk, MSG_DONTWAIT);
+
+	if (r < 0 && errno == ENOTSOCK)
+		r = read(fd, junk, sizeof junk);
+	if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+				errno == EINTR)))
+		return 1;
+	return r == 0 ? 0 : -1;
+}
+
+/* The client's side of the connection: end of its input is either a
+ * half-close (nc -N, socat: it still reads the answer) or a full close.
+ * When the caller can write to the client (probe_client), a byte sent
+ * now tells them apart: a closed socket answers with a reset, which poll
+ * reports as POLLERR/POLLHUP. Otherwise end of input counts as gone. */
+static int client_event(struct sbx_pipeline *p, short revents, int *eof)
+{
+	if (revents & (POLLERR | POLLHUP))
+		return -1;
+	if (*eof)
+		return 0;
+	switch (client_read(p->client_fd)) {
+	case 1:
+		return 0;
+	case 0:
+		*eof = 1;
+		if (p->probe_client && p->cb.keepalive &&
+		    p->cb.keepalive(p->cb.ctx) == 0)
+			return 0;
+		return -1;
+	}
+	return -1;
+}
+
+int sbx_pipeline_run(struct sbx_pipeline *p)
+{
+	struct sbx_relay *f = p->relay;
+	size_t live = p->n, nfds;
+	struct pollfd *pfd;
+	char *scratch;
+	long deadline, next_ka;
+	int watch_client = p->client_fd >= 0, client_eof = 0, swept = 0;
+
+	if (!f)
+		return -EINVAL;
+	pfd = calloc(2 * p->n + 3, sizeof *pfd);
+	scratch = malloc(RELAY_BUF);
+	if (!pfd || !scratch) {
+		free(pfd);
+		free(scratch);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		fcntl(f->err[i], F_SETFL, O_NONBLOCK);
+		if (i + 1 < p->n) {
+			fcntl(f->edges[i].up, F_SETFL, O_NONBLOCK);
+			fcntl(f->edges[i].down, F_SETFL, O_NONBLOCK);
+		}
+	}
+	fcntl(f->out, F_SETFL, O_NONBLOCK);
+
+	f->t0 = now_ms();
+	deadline = f->t0 + (long)(p->timeout_s * 1000.0);
+	next_ka = p->keepalive_ms > 0 ? f->t0 + p->keepalive_ms : -1;
+	{
+		char go[64];
+		size_t left = p->n, k;
+
+		/* one byte per block, however many blocks (--max-blocks goes
+		 * to 1024; the pipe holds 64 KiB, so this never blocks) */
+		memset(go, 'G', sizeof go);
+		for (; left > 0; left -= k) {
+			k = left < sizeof go ? left : sizeof go;
+			if (write_all(p->go_fd, go, k) < 0)
+				break;
+		}
+		close_fd(&p->go_fd);
+	}
+
+	for (;;) {
+		long now = now_ms(), wait;
+		int open_reads = f->out >= 0;
+
+		for (size_t i = 0; i < p->n; i++)
+			open_reads += f->err[i] >= 0 ||
+				      (i + 1 < p->n && f->edges[i].up >= 0);
+		if (live == 0 && !open_reads)
+			break;
+		if (live == 0 && !swept) {
+			/* every block ended: what they left behind must not
+			 * hold the pipes open */
+			sbx_kill_descendants();
+			swept = 1;
+		}
+		if (p->end == SBX_END_NORMAL && now >= deadline) {
+			end_run(p, f, &live, SBX_END_TIMEOUT);
+			continue;
+		}
+		if (next_ka >= 0 && now >= next_ka) {
+			next_ka = now + p->keepalive_ms;
+			if (p->end == SBX_END_NORMAL && p->cb.keepalive &&
+			    p->cb.keepalive(p->cb.ctx) < 0) {
+				end_run(p, f, &live, SBX_END_CLIENT);
+				continue;
+			}
+		}
+		wait = deadline - now;
+		if (next_ka >= 0 && next_ka - now < wait)
+			wait = next_ka - now;
+		if (p->end != SBX_END_NORMAL)
+			wait = 50;
+		if (wait < 0)
+			wait = 0;
+
+		nfds = 0;
+		pfd[nfds++] = (struct pollfd){ .fd = p->sig_fd, .events = POLLIN };
+		pfd[nfds++] = (struct pollfd){
+			.fd = watch_client ? p->client_fd : -1,
+			.events = client_eof ? 0 : POLLIN | POLLRDHUP };
+		pfd[nfds++] = (struct pollfd){ .fd = f->out, .events = POLLIN };
+		for (size_t i = 0; i < p->n; i++) {
+			struct edge *e = &f->edges[i];
+
+			pfd[nfds++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
+			if (i + 1 >= p->n)
+				continue;
+			if (e->len > 0 && e->down >= 0)
+				pfd[nfds++] = (struct pollfd){ .fd = e->down, .events = POLLOUT };
+			else if (e->up >= 0 && e->len == 0)
+				pfd[nfds++] = (struct pollfd){ .fd = e->up, .events = POLLIN };
+		}
+		if (poll(pfd, nfds, (int)wait) < 0 && errno != EINTR)
+			break;
+
+		if (pfd[0].revents)
+			handle_signals(p, f, &live);
+		if (watch_client && pfd[1].revents &&
+		    client_event(p, pfd[1].revents, &client_eof) < 0) {
+			watch_client = 0;
+			end_run(p, f, &live, SBX_END_CLIENT);
+		}
+		if (f->out >= 0 && pfd[2].revents) {
+			ssize_t r = drain(f->out, scratch, RELAY_BUF);
+
+			if (r == 0) {
+				close_fd(&f->out);
+			} else if (r > 0) {
+				size_t kept = p->out.len;
+
+				p->out_bytes += (uint64_t)r;
+				p->res[p->n - 1].out_bytes += (uint64_t)r;
+				keep(&p->out, p->max_stdout, scratch, (size_t)r);
+				if (p->out_bytes > p->max_stdout)
+					p->out_truncated = 1;
+				if (p->cb.output && p->out.len > kept &&
+				    p->end == SBX_END_NORMAL &&
+				    p->cb.output(p->cb.ctx, p->out.p + kept,
+						 p->out.len - kept) < 0)
+					end_run(p, f, &live, SBX_END_CLIENT);
+			}
+		}
+		for (size_t i = 0; i < p->n; i++) {
+			struct edge *e = &f->edges[i];
+			ssize_t r;
+
+			if (f->err[i] >= 0 && (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
+				if (r == 0) {
+					close_fd(&f->err[i]);
+				} else {
+					p->res[i].err_bytes += (uint64_t)r;
+					keep_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
+				}
+			}
+			if (i + 1 >= p->n)
+				continue;
+			if (e->len == 0 && e->up >= 0) {
+				r = drain(e->up, e->buf, RELAY_BUF);
+				if (r == 0) {
+					close_fd(&e->up);
+				} else if (r > 0) {
+					e->off = 0;
+					e->len = (size_t)r;
+					p->res[i].out_bytes += (uint64_t)r;
+				}
+			}
+			if (e->len > 0 && e->down >= 0) {
+				ssize_t w = write(e->down, e->buf + e->off, e->len);
+
+				if (w > 0) {
+					/* the tap sees exactly what the next block got */
+					p->taps[i].bytes += (uint64_t)w;
+					if (p->tap)
+						keep(&p->taps[i].data, p->max_tap,
+						     e->buf + e->off, (size_t)w);
+					e->off += (size_t)w;
+					e->len -= (size_t)w;
+				} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+					/* the next block stopped reading: like a
+					 * real pipe, the writer gets EPIPE/SIGPIPE */
+					close_fd(&e->down);
+					close_fd(&e->up);
+					e->len = 0;
+				}
+			} else if (e->len > 0) {
+				e->len = 0;
+			}
+			if (e->up < 0 && e->len == 0)
+				close_fd(&e->down);
+		}
+	}
+	p->duration_ms = now_ms() - f->t0;
+	free(pfd);
+	free(scratch);
+	free_fds(p, f);
+	p->relay = NULL;
+	return 0;
+}
+
+void sbx_pipeline_abort(struct sbx_pipeline *p)
+{
+	close_fd(&p->go_fd);
+	for (size_t i = 0; p->pids && i < p->n; i++) {
+		if (p->pids[i] > 0) {
+			kill(p->pids[i], SIGKILL);
+			waitpid(p->pids[i], NULL, 0);
+			p->pids[i] = -1;
+		}
+	}
+	sbx_kill_descendants();
+	free_fds(p, p->relay);
+	p->relay = NULL;
+}
+
+void sbx_pipeline_free(struct sbx_pipeline *p)
+{
+	for (size_t i = 0; p->res && i < p->n; i++)
+		jbuf_free(&p->res[i].err);
+	for (size_t i = 0; p->taps && i < p->n; i++)
+		jbuf_free(&p->taps[i].data);
+	for (size_t i = 0; p->ready_fds && i < p->n; i++)
+		if (p->ready_fds[i] >= 0)
+			close(p->ready_fds[i]);
+	jbuf_free(&p->out);
+	free(p->res);
+	free(p->taps);
+	free(p->pids);
+	free(p->ready_fds);
+	p->res = NULL;
+	p->taps = NULL;
+	p->pids = NULL;
+	p->ready_fds = NULL;
+}
