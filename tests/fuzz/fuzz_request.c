@@ -1,0 +1,131 @@
+/* libFuzzer target for req_parse. Besides letting the sanitizers watch
+ * for out-of-bounds reads (the input is copied to an exact-size heap
+ * buffer, so the replay driver catches them too), it checks what any
+ * answer must satisfy:
+ *  - success: 1..16 blocks, each with an interpreter from the registry, a
+ *    NUL-terminated label and code no longer than the body, code that is
+ *    valid UTF-8 without NUL (the body was valid UTF-8 and \u0000 is
+ *    refused); every interpreter allowed unless the rerun guard is set;
+ *    stdin and bag no longer than the body, stdin never empty-but-set;
+ *    timeout_s 0 or positive and finite;
+ *  - failure: status 400 or 403 with a type and a non-empty message, 403
+ *    with a code, and the request left zeroed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/jstr.h"
+#include "json/request.h"
+
+#define MAX_BLOCKS 16
+
+#define CHECK(c) do { \
+	if (!(c)) { \
+		fprintf(stderr, "fuzz_request: %s:%d: check failed: %s\n", \
+			__FILE__, __LINE__, #c); \
+		abort(); \
+	} \
+} while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct registry reg;
+static int reg_ready;
+
+static int in_registry(const struct interp *it)
+{
+	return it >= reg.v && it < reg.v + reg.n;
+}
+
+static void check_text(const char *p, size_t len, size_t size)
+{
+	CHECK(p != NULL);
+	CHECK(len <= size);
+	CHECK(p[len] == '\0');
+	CHECK(memchr(p, '\0', len) == NULL);
+	CHECK(jstr_utf8_valid(p, len));
+}
+
+static void check_ok(const struct chat_request *r, size_t size)
+{
+	CHECK(r->model && r->model[0] && strlen(r->model) <= 256);
+	CHECK(!r->model_interp || in_registry(r->model_interp));
+	CHECK(r->nblocks >= 1 && r->nblocks <= MAX_BLOCKS);
+	CHECK(r->blocks != NULL);
+	for (size_t i = 0; i < r->nblocks; i++) {
+		const struct req_block *b = &r->blocks[i];
+
+		CHECK(b->interp && in_registry(b->interp));
+		CHECK(b->interp->allowed || r->rerun_guard);
+		CHECK(b->label && strlen(b->label) <= size);
+		CHECK(b->label[0] || b->interp == r->model_interp);
+		check_text(b->code, b->code_len, size);
+		CHECK(b->start_line >= 1 && b->start_line <= b->end_line);
+		if (i)
+			CHECK(b->start_line > r->blocks[i - 1].end_line);
+	}
+	for (size_t i = 0; i < r->nskipped; i++)
+		CHECK(r->skipped[i].label && strlen(r->skipped[i].label) <= size &&
+		      r->skipped[i].line >= 1);
+	CHECK(r->code_text && r->code_text_len <= size);
+	if (r->stdin_data) {
+		CHECK(r->stdin_len > 0);
+		check_text(r->stdin_data, r->stdin_len, size);
+	} else {
+		CHECK(r->stdin_len == 0);
+	}
+	if (r->bag)
+		check_text(r->bag, r->bag_len, size);
+	else
+		CHECK(r->bag_len == 0);
+	CHECK(r->timeout_s == 0 || (r->timeout_s > 0 && isfinite(r->timeout_s)));
+	CHECK(r->ntools <= REQ_MAX_TOOLS);
+	for (size_t i = 0; i < r->ntools; i++)
+		CHECK(r->tools[i] && r->tools[i][0]);
+	CHECK(r->stream == 0 || r->stream == 1);
+	CHECK(r->agent == 0 || r->agent == 1);
+}
+
+static void check_fail(const struct chat_request *r, const struct req_error *e)
+{
+	CHECK(e->status == 400 || e->status == 403);
+	CHECK(e->type != NULL);
+	CHECK(e->message[0] != '\0');
+	CHECK(memchr(e->message, '\0', sizeof e->message) != NULL);
+	if (e->status == 403)
+		CHECK(e->code != NULL);
+	CHECK(r->blocks == NULL && r->nblocks == 0 && r->model == NULL &&
+	      r->stdin_data == NULL && r->bag == NULL && r->tools == NULL &&
+	      r->code_text == NULL && r->skipped == NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct chat_request r;
+	struct req_error e;
+	char err[256], *body;
+	int rc;
+
+	if (!reg_ready) {
+		CHECK(reg_init(&reg) == 0);
+		CHECK(reg_allow(&reg, "python,bash", err, sizeof err) == 0);
+		reg_ready = 1;
+	}
+	/* exact size: the replay driver's buffer has a spare byte */
+	body = malloc(size ? size : 1);
+	if (!body)
+		abort();
+	if (size)
+		memcpy(body, data, size);
+	rc = req_parse(body, size, &reg, MAX_BLOCKS, &r, &e);
+	CHECK(rc == 0 || rc == -1);
+	if (rc == 0)
+		check_ok(&r, size);
+	else
+		check_fail(&r, &e);
+	req_free(&r);
+	free(body);
+	return 0;
+}
