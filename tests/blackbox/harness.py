@@ -1,0 +1,321 @@
+"""Black-box test harness: the real codellm-handler behind
+systemd-socket-activate, raw sockets to talk to it, TAP out.
+
+Every test file does:
+    from harness import *
+    t = Tap()
+    with Server() as s:
+        r = s.chat({...})
+        t.ok(r.status == 200, "...")
+    t.done()
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HANDLER = os.environ.get("CODELLM_HANDLER", os.path.join(TOP, "codellm-handler"))
+OUT = os.environ.get("CODELLM_TEST_OUT", os.path.join(TOP, "tests", "out"))
+KEY = "test-key-5d41402abc4b2a76b9719d911017c592"
+ALL_LANGS = "python,bash,node,ruby,php,perl"
+MUST_SANDBOX = os.environ.get("CODELLM_MUST_SANDBOX") == "1"
+SANITIZE = os.environ.get("CODELLM_SANITIZE") == "1"
+# Sanitizer reports found in handler logs by Server.stop(); Tap.done()
+# turns them into a failing check, so `make sanitize` cannot pass quietly.
+SANITIZER_REPORTS = []
+SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "runtime error:",
+                   "UndefinedBehaviorSanitizer")
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, desc, diag=None):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+        print(("ok" if cond else "not ok") + " %d - %s" % (self.n, desc.replace("\n", " ")))
+        if not cond and diag is not None:
+            for line in str(diag)[:4000].splitlines():
+                print("# " + line)
+        sys.stdout.flush()
+        return bool(cond)
+
+    def eq(self, got, want, desc):
+        return self.ok(got == want, desc, "got:  %r\nwant: %r" % (got, want))
+
+    def skip(self, desc, why):
+        """A test that cannot run here. Under CODELLM_MUST_SANDBOX=1 a
+        skip is a failure (the bubblewrap BWRAP_MUST_WORK habit)."""
+        if MUST_SANDBOX:
+            return self.ok(False, desc + " (cannot run: %s)" % why)
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, desc, why))
+
+    def diag(self, msg):
+        for line in str(msg).splitlines():
+            print("# " + line)
+
+    def done(self):
+        if SANITIZE or SANITIZER_REPORTS:
+            self.ok(not SANITIZER_REPORTS, "handler logs hold no sanitizer report",
+                    "\n".join(SANITIZER_REPORTS))
+        print("1..%d" % self.n)
+        sys.exit(1 if self.failed else 0)
+
+
+class Resp:
+    def __init__(self, raw):
+        self.raw = raw
+        self.status = None
+        self.interim = []          # 1xx status codes seen before the final one
+        self.headers = {}          # lower-case name -> list of values
+        self.head = b""
+        self.body = b""
+        rest = raw
+        while True:
+            head, sep, rest2 = rest.partition(b"\r\n\r\n")
+            if not sep:
+                self.head = rest
+                return
+            lines = head.split(b"\r\n")
+            m = re.match(rb"HTTP/1\.[01] (\d{3}) ", lines[0] + b" ")
+            if not m:
+                self.head = head
+                return
+            status = int(m.group(1))
+            if 100 <= status < 200:
+                self.interim.append(status)
+                rest = rest2
+                continue
+            self.status = status
+            self.head = head
+            for ln in lines[1:]:
+                k, _, v = ln.partition(b":")
+                self.headers.setdefault(k.decode("latin-1").strip().lower(), []).append(
+                    v.decode("latin-1").strip())
+            self.body = rest2
+            cl = self.header("content-length")
+            if cl is not None and cl.isdigit():
+                self.body = rest2[: int(cl)]
+            return
+
+    def header(self, name):
+        v = self.headers.get(name.lower())
+        return v[0] if v else None
+
+    @property
+    def json(self):
+        try:
+            return json.loads(self.body.decode("utf-8"))
+        except Exception:
+            return None
+
+    def error(self):
+        j = self.json
+        if isinstance(j, dict) and isinstance(j.get("error"), dict):
+            return j["error"]
+        return None
+
+    def __repr__(self):
+        return "<Resp %s %r>" % (self.status, self.raw[:600])
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def raw(port, data, timeout=30, half_close=False, chunks=None, delay=0.0):
+    """Send bytes (or a list of byte chunks with `delay` between them),
+    read until the server closes; returns everything read."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        for i, part in enumerate(chunks if chunks is not None else [data]):
+            if i and delay:
+                time.sleep(delay)
+            try:
+                c.sendall(part)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        if half_close:
+            c.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            try:
+                b = c.recv(1 << 20)
+            except ConnectionResetError:
+                break
+            except socket.timeout:
+                break
+            if not b:
+                break
+            out += b
+        return out
+    finally:
+        c.close()
+
+
+def build_request(method, path, body=None, headers=None, key=KEY, version="1.1"):
+    h = {"Host": "127.0.0.1", "Connection": "keep-alive"}
+    if key is not None:
+        h["Authorization"] = "Bearer " + key
+    if body is not None:
+        if not isinstance(body, (bytes, bytearray)):
+            body = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+        h["Content-Length"] = str(len(body))
+    h.update(headers or {})
+    head = "%s %s HTTP/%s\r\n" % (method, path, version)
+    head += "".join("%s: %s\r\n" % (k, v) for k, v in h.items() if v is not None)
+    return head.encode() + b"\r\n" + (body or b"")
+
+
+class Server:
+    """systemd-socket-activate --accept running the handler with the given
+    options. Each run gets its own TMPDIR (`runs`), so a test can check that
+    no run directory is left behind."""
+
+    def __init__(self, *args, inetd=False, key=True, sandbox="off",
+                 allowed=ALL_LANGS, env=None, handler=None):
+        self.tmp = tempfile.mkdtemp(prefix="codellm-test-")
+        self.runs = os.path.join(self.tmp, "runs")
+        os.mkdir(self.runs)
+        self.keyfile = os.path.join(self.tmp, "api-key")
+        with open(self.keyfile, "w") as f:
+            f.write(KEY + "\n")
+        self.port = free_port()
+        self.log_path = os.path.join(self.tmp, "socket-activate.log")
+        argv = ["systemd-socket-activate", "--accept", "-l", "127.0.0.1:%d" % self.port,
+                "-E", "TMPDIR=" + self.runs]
+        for k, v in (env or {}).items():
+            argv += ["-E", "%s=%s" % (k, v)]
+        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+            if k in os.environ:
+                argv += ["-E", "%s=%s" % (k, os.environ[k])]
+        if inetd:
+            argv.append("--inetd")
+        argv.append(handler or HANDLER)
+        if key is True:
+            argv += ["--api-key-file", self.keyfile]
+        elif isinstance(key, str):
+            argv += ["--api-key-file", key]
+        if sandbox is not None:
+            argv += ["--sandbox", sandbox]
+        if allowed is not None:
+            argv += ["--allowed-programs", allowed]
+        argv += list(args)
+        self.argv = argv
+        self.proc = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                # that probe connection started a handler; let it finish
+                time.sleep(0.05)
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("server did not start: " + self.log_text())
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+        text = self.log_text()
+        if any(m in text for m in SANITIZER_MARKS):
+            SANITIZER_REPORTS.append(text[-8000:])
+        keep = os.environ.get("CODELLM_KEEP_TMP")
+        if not keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    # --- requests -----------------------------------------------------
+    def raw(self, data, **kw):
+        return Resp(raw(self.port, data, **kw))
+
+    def request(self, method, path, body=None, headers=None, key=KEY, version="1.1", **kw):
+        return self.raw(build_request(method, path, body, headers, key, version), **kw)
+
+    def chat(self, payload, key=KEY, headers=None, **kw):
+        return self.request("POST", "/v1/chat/completions", payload, headers, key, **kw)
+
+    def run(self, content, model="codellm", extra=None, **kw):
+        """A one-message chat request whose user content is `content`."""
+        payload = {"model": model, "messages": [{"role": "user", "content": content}]}
+        payload.update(extra or {})
+        return self.chat(payload, **kw)
+
+    # --- leftovers ----------------------------------------------------
+    def leftovers(self, wait=5.0):
+        """Run directories still present after the handlers finished."""
+        deadline = time.time() + wait
+        while True:
+            left = os.listdir(self.runs)
+            if not left or time.time() > deadline:
+                return left
+            time.sleep(0.05)
+
+
+def block(lang, code):
+    return "```%s\n%s\n```\n" % (lang, code)
+
+
+def procs_matching(pattern):
+    """PIDs of processes whose command line contains `pattern`."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if pattern.encode() in cmd and int(d) != os.getpid():
+            pids.append(int(d))
+    return pids
+
+
+def wait_gone(pattern, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not procs_matching(pattern):
+            return True
+        time.sleep(0.05)
+    return not procs_matching(pattern)
