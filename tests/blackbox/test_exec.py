@@ -1,0 +1,806 @@
+#!/usr/bin/env python3
+"""Execution (SPEC §5, §7) through the real handler, --sandbox off.
+
+Harmless code only: with --sandbox off a block runs bare, as the handler's
+user. What is checked here is the pipeline machinery every sandbox mode
+shares: interpreters and aliases, a true concurrent pipeline, byte-exact
+relaying, caps, pipefail exit codes, the wall timeout, keep-alive, the end
+of a run on disconnect / SIGTERM / SIGKILL, the subreaper, the block's
+environment and descriptors, workdir cleanup and the output's encoding.
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: E402,F401,F403
+
+t = Tap()
+T_START = time.time()
+# unique sleep lengths mark this run's processes (parallel runs must not
+# see each other's)
+U = str(100000 + os.getpid())
+
+
+# ---- helpers ----------------------------------------------------------------
+
+def content(r):
+    j = r.json
+    try:
+        return j["choices"][0]["message"]["content"]
+    except (TypeError, KeyError, IndexError):
+        return None
+
+
+def ext(r):
+    j = r.json
+    return j.get("codellm") if isinstance(j, dict) else None
+
+
+def results(r):
+    c = ext(r)
+    return c.get("block_results") if isinstance(c, dict) else None
+
+
+def field(r, *path):
+    v = r.json
+    for p in path:
+        try:
+            v = v[p]
+        except (TypeError, KeyError, IndexError):
+            return None
+    return v
+
+
+def children_of(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def handler_pid(s, timeout=5.0):
+    """The handler serving the one open connection: the child of
+    systemd-socket-activate."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        kids = children_of(s.proc.pid)
+        if len(kids) == 1:
+            return kids[0]
+        time.sleep(0.02)
+    return None
+
+
+def wait_procs(pattern, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        p = procs_matching(pattern)
+        if p:
+            return p
+        time.sleep(0.02)
+    return []
+
+
+def pid_alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def open_chat(s, payload):
+    """Sends a chat request and leaves the connection open."""
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    c.sendall(build_request("POST", "/v1/chat/completions", payload))
+    return c
+
+
+def read_all(c, timeout=30):
+    c.settimeout(timeout)
+    out = b""
+    while True:
+        try:
+            b = c.recv(1 << 20)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not b:
+            break
+        out += b
+    return out
+
+
+NOBODY = 65534
+
+
+def unprivileged_server(*args, **kw):
+    """A Server whose handler runs as nobody (when the tests run as root),
+    so permission bits bind the handler as in a real deployment."""
+    if os.geteuid() != 0:
+        return Server(*args, **kw)
+    wrap_dir = tempfile.mkdtemp(prefix="codellm-wrap-")
+    os.chmod(wrap_dir, 0o755)
+    wrapper = os.path.join(wrap_dir, "handler")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %s \"$@\"\n"
+                % (NOBODY, NOBODY, HANDLER))
+    os.chmod(wrapper, 0o755)
+    s = Server(*args, handler=wrapper, **kw)
+    os.chmod(s.tmp, 0o711)
+    os.chown(s.runs, NOBODY, NOBODY)
+    os.chown(s.keyfile, NOBODY, NOBODY)
+    s.wrap_dir = wrap_dir
+    return s
+
+
+def one(lang, code, model="codellm"):
+    return {"model": model, "messages": [{"role": "user", "content": block(lang, code)}]}
+
+
+def kill_leftovers(pattern):
+    for p in procs_matching(pattern):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+# ---- interpreters and aliases -------------------------------------------------
+
+with Server("--timeout", "10") as s:
+    cases = [
+        ("python", "import sys\nprint('py', sys.version_info[0])", "py 3\n"),
+        ("bash", "echo \"bash ${BASH_VERSINFO[0]:+yes}\"", "bash yes\n"),
+        ("node", "console.log('node', typeof process.version)", "node string\n"),
+        ("ruby", "puts \"ruby #{1 + 1}\"", "ruby 2\n"),
+        ("php", "echo 'php ', 6 * 7, \"\\n\";", "php 42\n"),
+        ("php", "<?php\necho 'php-tag ', strlen('abc'), \"\\n\";", "php-tag 3\n"),
+        ("php", "<?php echo 'php-inline ', 1 + 1, \"\\n\";", "php-inline 2\n"),
+        ("perl", "print 'perl ', 2 ** 5, \"\\n\";", "perl 32\n"),
+    ]
+    for lang, code, want in cases:
+        r = s.run(block(lang, code))
+        t.ok(r.status == 200 and content(r) == want and field(r, "codellm", "exit_code") == 0,
+             "%s block runs (%r)" % (lang, code.splitlines()[0][:30]),
+             "status %s content %r want %r; %r" % (r.status, content(r), want, r.body[:600]))
+    # php's <?php is not doubled: an error would show on stderr
+    r = s.run(block("php", "<?php\necho 'x';"))
+    t.eq((content(r), field(r, "codellm", "stderr")), ("x", ""), "php: a leading <?php is not prepended twice")
+
+    # every alias, case-insensitive, as one 13-block pipeline: each block
+    # copies its stdin and appends its tag, so the output proves each ran
+    # in order with the right interpreter
+    passthrough = {
+        "python": "import sys\nsys.stdout.write(sys.stdin.read())\nprint('%s')",
+        "bash": "cat\necho %s",
+        "node": "process.stdout.write(require('fs').readFileSync(0));\nconsole.log('%s')",
+        "ruby": "print STDIN.read\nputs '%s'",
+        "perl": "print while <STDIN>;\nprint \"%s\\n\";",
+        "php": "echo stream_get_contents(STDIN);\necho \"%s\\n\";",
+    }
+    aliases = [("py", "python"), ("python3", "python"), ("PYTHON", "python"),
+               ("sh", "bash"), ("shell", "bash"), ("Bash", "bash"),
+               ("js", "node"), ("javascript", "node"), ("Node", "node"),
+               ("rb", "ruby"), ("pl", "perl"), ("PHP", "php"), ("Perl", "perl")]
+    body = "".join(block(a, passthrough[lang] % a) for a, lang in aliases)
+    r = s.run(body)
+    t.eq(content(r), "".join(a + "\n" for a, _ in aliases),
+         "aliases py/python3/PYTHON/sh/shell/Bash/js/javascript/Node/rb/pl/PHP/Perl all run, in order")
+    t.eq([b.get("lang") for b in (results(r) or [])], [lang for _, lang in aliases],
+         "block_results[].lang is the registry name of each alias")
+    t.eq([b.get("index") for b in (results(r) or [])], list(range(len(aliases))),
+         "block_results[].index counts from 0")
+
+    # ---- a true pipeline ------------------------------------------------
+    # block 0 prints, sleeps 1 s, prints; block 1 stamps each line as it
+    # arrives. A fused or store-and-forward pipeline would deliver both at
+    # once, after block 0 ended.
+    prod = ("import os, sys, time\n"
+            "print('first', os.getpid(), time.time(), flush=True)\n"
+            "time.sleep(1.2)\n"
+            "print('second', os.getpid(), time.time(), flush=True)\n")
+    cons = ("import os, sys, time, json\n"
+            "got = []\n"
+            "for line in sys.stdin:\n"
+            "    got.append([time.time(), line.split()])\n"
+            "print(json.dumps({'pid': os.getpid(), 'got': got, 'end': time.time()}))\n")
+    r = s.run(block("python", prod) + block("python", cons))
+    try:
+        j = json.loads(content(r))
+        got = j["got"]
+        (a_recv, a), (b_recv, b) = got
+        ok = (a[0] == "first" and b[0] == "second" and
+              b_recv - a_recv > 0.9 and a_recv < float(b[2]) - 0.9)
+        t.ok(ok, "pipeline streams: block 1 got the first line >0.9 s before block 0 wrote its last",
+             json.dumps(j))
+        pids = {int(a[1]), int(j["pid"])}
+        t.ok(len(pids) == 2, "each block is its own process (different pids)", repr(pids))
+    except Exception as e:
+        t.ok(False, "pipeline streams", "%r %r" % (e, r.body[:800]))
+        t.ok(False, "each block is its own process (different pids)")
+
+    # three interpreters, three pids ($$, getpid, process.pid)
+    r = s.run(block("bash", "echo $$") +
+              block("python", "import os,sys\nsys.stdout.write(sys.stdin.read())\nprint(os.getpid())") +
+              block("node", "process.stdout.write(require('fs').readFileSync(0));\nconsole.log(process.pid)"))
+    pids = (content(r) or "").split()
+    t.ok(len(pids) == 3 and len(set(pids)) == 3 and all(p.isdigit() for p in pids),
+         "bash | python | node: three distinct processes", repr(content(r)))
+    # block 1 starts while block 0 is still running
+    r = s.run(block("bash", "sleep 1; echo done0") +
+              block("python", "import time\nt0 = time.time()\nimport sys\nx = sys.stdin.read()\n"
+                    "print(round(time.time() - t0, 2), x.strip())"))
+    try:
+        waited, word = content(r).split()
+        t.ok(float(waited) > 0.8 and word == "done0",
+             "block 1 is already running while block 0 sleeps (waited %s s on stdin)" % waited)
+    except Exception:
+        t.ok(False, "block 1 is already running while block 0 sleeps", r.body[:600])
+
+    # ---- 32 MiB through three blocks, byte for byte ----------------------
+    N = 32 << 20
+    gen = ("import random, sys\n"
+           "r = random.Random(20240601)\n"
+           "out = sys.stdout.buffer\n"
+           "for _ in range(32):\n"
+           "    out.write(r.randbytes(1 << 20))\n")
+    mid = "import shutil, sys\nshutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer, 1 << 16)\n"
+    summ = ("import hashlib, sys\n"
+            "h = hashlib.sha256(); n = 0\n"
+            "while True:\n"
+            "    b = sys.stdin.buffer.read(1 << 16)\n"
+            "    if not b: break\n"
+            "    h.update(b); n += len(b)\n"
+            "print(h.hexdigest(), n)\n")
+    rr = random.Random(20240601)
+    h = hashlib.sha256()
+    for _ in range(32):
+        h.update(rr.randbytes(1 << 20))
+    want = "%s %d\n" % (h.hexdigest(), N)
+    t0 = time.time()
+    r = s.run(block("python", gen) + block("bash", "cat") + block("python", summ))
+    t.eq(content(r), want, "32 MiB through three blocks arrives byte for byte (sha256 and length)")
+    t.eq([b.get("stdout_bytes") for b in (results(r) or [])], [N, N, len(want)],
+         "block_results[].stdout_bytes counts every byte each block produced")
+    t.eq(field(r, "codellm", "exit_code"), 0, "32 MiB pipeline exits 0")
+    t.diag("32 MiB pipeline took %.2f s" % (time.time() - t0))
+
+    # ---- pipefail exit codes ----------------------------------------------
+    r = s.run(block("bash", "echo e0 >&2; exit 3") + block("bash", "cat >/dev/null; echo e1 >&2; exit 0"))
+    t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "stderr")), (3, "e0\n"),
+         "exit 3 in block 0 | exit 0 → exit_code 3, stderr of block 0")
+    r = s.run(block("bash", "echo e0 >&2; exit 3") + block("bash", "cat >/dev/null; echo e1 >&2; exit 5") +
+              block("bash", "cat >/dev/null; echo e2 >&2; exit 0"))
+    t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "stderr")), (5, "e1\n"),
+         "pipefail: the last non-zero exit wins (3, 5, 0 → 5) with that block's stderr")
+    t.eq([b.get("exit_code") for b in (results(r) or [])], [3, 5, 0], "per-block exit codes 3, 5, 0")
+    r = s.run(block("bash", "echo e0 >&2") + block("bash", "cat >/dev/null; echo e1 >&2"))
+    t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "stderr")), (0, "e1\n"),
+         "all blocks succeed → exit_code 0, stderr of the last block")
+    t.eq(field(r, "choices", 0, "finish_reason"), "stop", "a normal run finishes with stop")
+    r = s.run(block("bash", "echo dying >&2; kill -9 $$; echo not-reached") + block("bash", "cat"))
+    br = results(r) or [{}]
+    t.eq((field(r, "codellm", "exit_code"), br[0].get("signal"), br[0].get("exit_code"),
+          field(r, "codellm", "stderr"), content(r)),
+         (137, 9, 137, "dying\n", ""),
+         "kill -9 $$ → exit_code 137, signal 9 in block_results, that block's stderr")
+    t.eq(field(r, "choices", 0, "finish_reason"), "stop", "a failing block still finishes with stop (200)")
+    r = s.run(block("python", "import sys\nsys.stderr.write('boom\\n')\nsys.exit(3)"))
+    t.eq((r.status, field(r, "codellm", "exit_code"), field(r, "codellm", "block_results", 0, "signal")),
+         (200, 3, 0), "python sys.exit(3) → 200, exit_code 3, signal 0")
+
+    r = s.run(block("python", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"))
+    t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "block_results", 0, "signal")), (139, 11),
+         "a block killed by SIGSEGV → exit_code 139, signal 11")
+    r = s.run(block("bash", "sleep 1") + block("bash", "cat"))
+    br = results(r) or [{}, {}]
+    t.ok(br[0].get("duration_ms", 0) >= 950 and field(r, "codellm", "duration_ms") >= br[0].get("duration_ms", 0)
+         and br[0].get("duration_ms", 0) < 5000,
+         "duration_ms measures the run (sleep 1 → %s ms, run %s ms)"
+         % (br[0].get("duration_ms"), field(r, "codellm", "duration_ms")))
+    # a block that closes its stdout and goes on: the next block sees EOF
+    # at once (nothing else holds the pipe open)
+    r = s.run(block("bash", "exec >&-\nsleep 1.5") +
+              block("python", "import sys, time\nt = time.time()\nsys.stdin.read()\nprint(round(time.time() - t, 2))"))
+    try:
+        waited = float(content(r))
+    except (TypeError, ValueError):
+        waited = -1
+    t.ok(0 <= waited < 0.7, "a block that closes stdout early: the next block gets EOF at once (%.2f s)" % waited,
+         r.body[:400])
+
+    # ---- a reader that stops reading -------------------------------------
+    t0 = time.time()
+    r = s.run(block("bash", "exec yes") + block("bash", "exit 0"))
+    el = time.time() - t0
+    br = results(r) or [{}, {}]
+    t.ok(el < 10 and field(r, "codellm", "exit_code") == 141 and br[0].get("signal") == 13
+         and br[1].get("exit_code") == 0 and field(r, "codellm", "timed_out") is False,
+         "next block exits without reading → writer dies of SIGPIPE, exit_code 141, in %.1f s" % el,
+         r.body[:800])
+    r = s.run(block("perl", "$| = 1; print 'x' x 65536 while 1;") + block("python", "import sys\nsys.stdin.read(10)\n"))
+    t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "block_results", 0, "signal")), (141, 13),
+         "a reader that reads 10 bytes then exits: the perl writer gets SIGPIPE (141)")
+
+    # ---- subreaper: nothing a block spawns outlives the response ---------
+    r = s.run(block("bash", "setsid sleep " + U + ".777 >/dev/null 2>&1 </dev/null &\n"
+                            "sleep " + U + ".776 >/dev/null 2>&1 &\n"
+                            "disown -a\necho started"))
+    left = procs_matching(U + ".77")
+    t.ok(content(r) == "started\n" and left == [],
+         "setsid/background daemons of a bash block are gone when the response arrives", repr(left))
+    kill_leftovers(U + ".77")
+    dfork = ("import os, sys, time\n"
+             "pid = os.fork()\n"
+             "if pid == 0:\n"
+             "    os.setsid()\n"
+             "    if os.fork() == 0:\n"
+             "        os.execvp('sleep', ['sleep', '" + U + ".778'])\n"
+             "    os._exit(0)\n"
+             "os.waitpid(pid, 0)\n"
+             "time.sleep(0.3)\n"
+             "print('daemonized')\n")
+    r = s.run(block("python", dfork))
+    left = procs_matching(U + ".778")
+    t.ok(content(r) == "daemonized\n" and left == [],
+         "a python double-fork + setsid daemon is gone when the response arrives", repr(left))
+    kill_leftovers(U + ".778")
+    # a daemon left by block 0 holding its stdout must not stall block 1:
+    # the block ended, what it left behind dies with it (as with a PID
+    # namespace), so block 1 sees EOF
+    t0 = time.time()
+    r = s.run(block("bash", "setsid sleep " + U + ".779 &\nsleep 0.3\necho hi") + block("bash", "cat; echo eof"))
+    el = time.time() - t0
+    t.ok(el < 10 and content(r) == "hi\neof\n" and field(r, "codellm", "timed_out") is False,
+         "a daemon of block 0 holding the pipe open dies with block 0 (block 1 sees EOF, %.1f s)" % el,
+         r.body[:600])
+    kill_leftovers(U + ".779")
+    t.ok(s.leftovers() == [], "no run directory left after the runs above", repr(os.listdir(s.runs)))
+
+# ---- the largest --max-blocks under a login shell's open-file limit --------------
+# Each block costs the handler descriptors; it takes the hard open-file
+# limit for them, so 256 blocks run under a soft limit of 1024.
+wrap_dir = tempfile.mkdtemp(prefix="codellm-wrap-")
+wrapper = os.path.join(wrap_dir, "handler-nofile-1024")
+with open(wrapper, "w") as f:
+    f.write("#!/bin/sh\nulimit -Sn 1024\nexec %s \"$@\"\n" % HANDLER)
+os.chmod(wrapper, 0o755)
+with Server("--timeout", "60", "--max-blocks", "256", handler=wrapper) as s:
+    r = s.run(block("bash", "echo through-256") + "".join(block("bash", "cat") for _ in range(255)))
+    t.ok(content(r) == "through-256\n" and len(results(r) or []) == 256,
+         "256 blocks run under a soft open-file limit of 1024", r.body[-400:])
+with Server("--max-blocks", "257") as s:
+    r = s.run(block("bash", "echo x"))
+    t.ok(r.status == 503 and (r.error() or {}).get("code") == "server_misconfigured",
+         "--max-blocks above 256 is a configuration error (503 server_misconfigured)", r.raw[:300])
+shutil.rmtree(wrap_dir, ignore_errors=True)
+
+# ---- more blocks than one go-byte batch; --interpreters ---------------------------
+interp_dir = tempfile.mkdtemp(prefix="codellm-interp-")
+interp_file = os.path.join(interp_dir, "interpreters.json")
+with open(interp_file, "w") as f:
+    json.dump({"awk": {"argv": ["awk", "-f", "{file}"], "aliases": ["gawk", "mawk"]}}, f)
+with Server("--timeout", "10", "--max-blocks", "100", "--interpreters", interp_file,
+            allowed=ALL_LANGS + ",awk") as s:
+    t0 = time.time()
+    r = s.run(block("bash", "echo through-80") + "".join(block("bash", "cat") for _ in range(79)))
+    el = time.time() - t0
+    t.ok(content(r) == "through-80\n" and field(r, "codellm", "exit_code") == 0 and el < 5
+         and len(results(r) or []) == 80,
+         "80 blocks (--max-blocks 100) all start and pass the line through (%.1f s)" % el,
+         r.body[-600:])
+    r = s.run(block("awk", "BEGIN { print \"awk-ok\" }") + block("MAWK", "{ print \"via alias:\", $0 }"))
+    t.eq((content(r), [b.get("lang") for b in results(r) or []]), ("via alias: awk-ok\n", ["awk", "awk"]),
+         "--interpreters adds an interpreter (argv with {file}) and its aliases")
+    r = s.run(block("python", "print('builtins stay')"))
+    t.eq(content(r), "builtins stay\n", "--interpreters merges over the built-ins")
+shutil.rmtree(interp_dir, ignore_errors=True)
+
+# ---- stderr flood ----------------------------------------------------------------
+with Server("--timeout", "60", "--max-stderr-bytes", "5000") as s:
+    flood = ("import sys, time\n"
+             "w = sys.stderr.buffer.write\n"
+             "for i in range(800000):\n"
+             "    w(b'line %07d\\n' % i)\n"
+             "sys.stderr.flush()\n"
+             "print('done', flush=True)\n"
+             "time.sleep(1.5)\n")
+    full = b"".join(b"line %07d\n" % i for i in range(800000))
+    hwm = {}
+
+    def watch():
+        hp = handler_pid(s)
+        deadline = time.time() + 20
+        while hp and time.time() < deadline:
+            try:
+                with open("/proc/%d/status" % hp) as f:
+                    for ln in f:
+                        if ln.startswith("VmHWM:"):
+                            hwm["kb"] = int(ln.split()[1])
+            except OSError:
+                break
+            time.sleep(0.05)
+
+    th = threading.Thread(target=watch)
+    th.start()
+    r = s.run(block("python", flood))
+    th.join()
+    err = field(r, "codellm", "stderr") or ""
+    t.ok(r.status == 200 and content(r) == "done\n", "10 MB stderr flood: the response arrives", r.body[:300])
+    t.eq(len(err.encode()), 5000, "kept stderr is capped at --max-stderr-bytes")
+    t.ok(err.encode() == full[-5000:], "kept stderr is the TAIL of what was written", err[:200])
+    t.eq(field(r, "codellm", "block_results", 0, "stderr_bytes"), len(full),
+         "stderr_bytes is the full count (%d)" % len(full))
+    t.ok(0 < hwm.get("kb", 0) < 64 * 1024, "the handler stays small during the flood (peak RSS %s KiB)"
+         % hwm.get("kb"))
+    t.ok(s.leftovers() == [], "no run directory left after the flood")
+
+# ---- stdout cap ------------------------------------------------------------------------
+with Server("--timeout", "60", "--max-stdout-bytes", "1000") as s:
+    t0 = time.time()
+    r = s.run(block("python", "import sys\nfor i in range(80):\n    sys.stdout.write('x' * 65536)\n"
+                              "sys.stdout.flush()\nsys.stderr.write('finished\\n')\n"))
+    el = time.time() - t0
+    t.eq(content(r), "x" * 1000, "stdout over --max-stdout-bytes keeps exactly the cap")
+    t.eq(field(r, "choices", 0, "finish_reason"), "length", "finish_reason length when stdout hit the cap")
+    t.ok(field(r, "codellm", "exit_code") == 0 and field(r, "codellm", "stderr") == "finished\n"
+         and field(r, "codellm", "block_results", 0, "stdout_bytes") == 80 * 65536 and el < 20,
+         "the producer is drained: it finished (exit 0, its last stderr line), stdout_bytes counts all",
+         r.body[-700:])
+    r = s.run(block("python", "import sys\nsys.stdout.write('y' * 1000)"))
+    t.eq((content(r), field(r, "choices", 0, "finish_reason")), ("y" * 1000, "stop"),
+         "exactly the cap is not truncation (stop)")
+    # the cap cuts after byte 1000; the partial UTF-8 sequence at the end
+    # becomes one U+FFFD, the JSON stays valid
+    r = s.run(block("python", "import sys\nsys.stdout.buffer.write(b'a' * 999 + '\\u00e9'.encode() * 10)"))
+    t.eq(content(r), "a" * 999 + "\ufffd", "a UTF-8 sequence cut by the cap becomes U+FFFD")
+
+# ---- the wall timeout -----------------------------------------------------------
+with Server("--timeout", "2") as s:
+    t0 = time.time()
+    r = s.run(block("bash", "echo before; sleep 60." + U))
+    el = time.time() - t0
+    c = ext(r) or {}
+    t.ok(r.status == 200 and c.get("exit_code") == 124 and c.get("timed_out") is True,
+         "--timeout 2 and sleep 60 → 200, exit_code 124, timed_out true", r.body[:600])
+    t.eq(field(r, "choices", 0, "finish_reason"), "length", "a timed-out run finishes with length")
+    t.eq(content(r), "before\n", "output produced before the timeout is kept")
+    t.ok(1.8 <= el < 4.5, "it arrives in ~2 s (%.2f s)" % el)
+    t.eq(field(r, "codellm", "block_results", 0, "timed_out"), True, "block_results[0].timed_out is true")
+    t.ok(wait_gone("sleep 60." + U, 3), "the sleeping block is killed")
+    t0 = time.time()
+    r = s.run(block("bash", "sleep 60." + U), extra={"codellm": {"timeout_s": 0.7}})
+    el = time.time() - t0
+    t.ok(field(r, "codellm", "exit_code") == 124 and 0.6 <= el < 1.6,
+         "codellm.timeout_s 0.7 lowers the timeout (%.2f s)" % el, r.body[:400])
+    t0 = time.time()
+    r = s.run(block("bash", "sleep 60." + U), extra={"codellm": {"timeout_s": 100}})
+    el = time.time() - t0
+    t.ok(field(r, "codellm", "exit_code") == 124 and 1.8 <= el < 4.5,
+         "codellm.timeout_s 100 is clamped to --timeout 2 (%.2f s)" % el, r.body[:400])
+    # the timeout kills the whole pipeline, every block
+    t0 = time.time()
+    r = s.run(block("bash", "sleep 61." + U) + block("python", "import time\ntime.sleep(62)"))
+    el = time.time() - t0
+    br = results(r) or [{}, {}]
+    t.ok(field(r, "codellm", "exit_code") == 124 and el < 4.5 and
+         [b.get("timed_out") for b in br] == [True, True],
+         "the timeout kills every block of the pipeline", r.body[:800])
+    t.ok(wait_gone("sleep 61." + U, 3) and s.leftovers() == [], "nothing left after the timeouts")
+
+# ---- keep-alive ----------------------------------------------------------------------
+with Server("--keepalive-interval", "1") as s:
+    c = open_chat(s, one("bash", "sleep 3.2; echo slow-done"))
+    t0 = time.time()
+    buf = b""
+    t_head = None
+    c.settimeout(10)
+    while b"\r\n\r\n" not in buf:
+        b = c.recv(65536)
+        if not b:
+            break
+        buf += b
+    t_head = time.time() - t0
+    buf += read_all(c)
+    t_end = time.time() - t0
+    c.close()
+    r = Resp(buf)
+    t.ok(r.status == 200 and t_head < 1.0, "headers arrive right after setup (%.2f s), before the run ends" % t_head)
+    t.eq(r.header("x-should-retry"), "false", "early headers carry x-should-retry: false")
+    t.eq(r.header("content-length"), None, "early headers have no Content-Length")
+    lead = len(r.body) - len(r.body.lstrip())
+    t.ok(r.body[:1] in (b" ", b"\n", b"\t", b"\r") and lead >= 2,
+         "the body starts with keep-alive whitespace (%d bytes)" % lead, r.body[:80])
+    t.eq(content(r), "slow-done\n", "the body after the whitespace is the JSON object (json.loads parses it)")
+    t.ok(t_end >= 3.0, "the run took its 3 s (%.2f s)" % t_end)
+
+# ---- a client that disconnects mid-run ---------------------------------------------
+with Server("--timeout", "60") as s:
+    c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
+                      block("bash", "sleep " + U + ".567") + block("python", "import time, sys\nsys.stdin.read()\ntime.sleep(" + U + ".5671)")}]})
+    up = wait_procs("sleep " + U + ".567")
+    py = wait_procs(s.runs + "/codellm.")
+    c.close()
+    t.ok(up != [] and py != [], "disconnect case: the blocks are running", repr((up, py)))
+    t.ok(wait_gone("sleep " + U + ".567", 5) and wait_gone(s.runs + "/codellm.", 5),
+         "client disconnect mid-run: every block is killed", repr(procs_matching(s.runs + "/codellm.")))
+    t.eq(s.leftovers(), [], "client disconnect mid-run: the run directory is removed")
+    kill_leftovers(U + ".567")
+
+# ---- a client that only half-closes still gets its answer ----------------------------
+# (nc -N, socat: shutdown(SHUT_WR) after the request, then read.) The
+# handler tells this apart from a full close by writing a keep-alive byte:
+# only a reset or hangup ends the run.
+with Server("--timeout", "60") as s:
+    req = build_request("POST", "/v1/chat/completions", {"model": "python", "messages": [
+        {"role": "user", "content": "import time\ntime.sleep(1)\nprint('after half-close')"}]})
+    t0 = time.time()
+    r = s.raw(req, half_close=True)
+    t.eq(r.status, 200, "half-closed client: 200")
+    t.eq(content(r), "after half-close\n", "half-closed client: the whole answer arrives")
+    t.ok(time.time() - t0 >= 1.0, "half-closed client: the run was not cut short")
+    t.eq(field(r, "codellm", "exit_code"), 0, "half-closed client: the block exited 0")
+
+# ---- SIGTERM to the handler mid-run ----------------------------------------------------
+with Server("--timeout", "60") as s:
+    c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
+                      block("bash", "sleep " + U + ".601 &\nsetsid sleep " + U + ".602 &\nsleep " + U + ".603") +
+                      block("python", "import time, sys\ntime.sleep(" + U + ".6)")}]})
+    running = wait_procs("sleep " + U + ".603") and wait_procs("sleep " + U + ".602") and wait_procs(s.runs + "/codellm.")
+    hp = handler_pid(s)
+    t.ok(bool(running) and hp is not None, "SIGTERM case: the run is going (handler %s)" % hp)
+    if hp:
+        os.kill(hp, signal.SIGTERM)
+    out = read_all(c, 10)
+    c.close()
+    t.ok(wait_gone(U + ".60", 5) and wait_gone(s.runs + "/codellm.", 5),
+         "SIGTERM to the handler: every process it made dies", repr(procs_matching(U + ".60")))
+    t.eq(s.leftovers(), [], "SIGTERM to the handler: the run directory is removed")
+    deadline = time.time() + 5
+    while hp and pid_alive(hp) and time.time() < deadline:
+        time.sleep(0.05)
+    t.ok(hp and not pid_alive(hp), "SIGTERM to the handler: the handler exits")
+    r = Resp(out)
+    t.ok(r.status == 200 and isinstance(r.json, dict) and field(r, "choices", 0, "finish_reason") == "length",
+         "SIGTERM to the handler: the client still gets a complete JSON answer (finish_reason length)",
+         out[:600])
+    kill_leftovers(U + ".60")
+
+# ---- SIGKILL of the handler mid-run: parent-death signal -------------------------
+with Server("--timeout", "60") as s:
+    c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
+                      block("bash", "exec sleep " + U + ".701") +
+                      block("python", "import time\ntime.sleep(" + U + ".702)") +
+                      block("bash", "sleep " + U + ".703\necho after")}]})
+    running = (wait_procs("sleep " + U + ".701") and wait_procs(s.runs + "/codellm.") and wait_procs("sleep " + U + ".703"))
+    hp = handler_pid(s)
+    t.ok(bool(running) and hp is not None, "SIGKILL case: the run is going")
+    if hp:
+        os.kill(hp, signal.SIGKILL)
+    c.close()
+    t.ok(wait_gone("sleep " + U + ".701", 5) and wait_gone(s.runs + "/codellm.", 5),
+         "SIGKILL of the handler: its blocks die too (parent-death signal)",
+         repr((procs_matching(U + ".70"), procs_matching(s.runs + "/codellm."))))
+    t.ok(wait_gone("sleep " + U + ".703", 5),
+         "SIGKILL of the handler: what a block spawned (bash's sleep) dies too",
+         repr(procs_matching(U + ".703")))
+    kill_leftovers(U + ".70")
+    kill_leftovers(s.runs + "/codellm.")
+
+# ---- environment, descriptors, working directory --------------------------------------
+creds = tempfile.mkdtemp(prefix="codellm-creds-")
+with open(os.path.join(creds, "api-key"), "w") as f:
+    f.write("not-for-blocks\n")
+with Server(env={"SECRET_TOKEN": "x", "CREDENTIALS_DIRECTORY": creds, "CODELLM_TIMEOUT": "30"}) as s:
+    envcode = "import os, json\nprint(json.dumps({'env': dict(os.environ), 'cwd': os.getcwd()}))"
+    r = s.run(block("python", envcode))
+    try:
+        j = json.loads(content(r))
+        env, cwd = j["env"], j["cwd"]
+    except Exception:
+        env, cwd = {}, ""
+    want = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "TMPDIR": cwd, "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    t.eq(env, want, "a block's environment is exactly PATH, HOME, TMPDIR, LANG, PYTHONHASHSEED, "
+                    "PYTHONDONTWRITEBYTECODE")
+    t.ok("SECRET_TOKEN" not in env and "CREDENTIALS_DIRECTORY" not in env and
+         not any(k.startswith(("CODELLM_", "LISTEN_")) for k in env),
+         "nothing of the handler's environment (SECRET_TOKEN, CREDENTIALS_DIRECTORY, CODELLM_*, LISTEN_*)")
+    t.ok(cwd.startswith(s.runs + "/") and os.path.basename(cwd) == "work",
+         "the working directory is the run's workdir (%s)" % cwd)
+    r = s.chat({"model": "x", "messages": [
+        {"role": "user", "name": "fleet_input", "content": "{\"bag\": 1}"},
+        {"role": "user", "content": block("python", envcode)}]})
+    try:
+        j = json.loads(content(r))
+        env, cwd = j["env"], j["cwd"]
+    except Exception:
+        env, cwd = {}, ""
+    fi = env.pop("FLEET_INPUT", None)
+    t.ok(fi is not None and os.path.dirname(fi) == cwd, "FLEET_INPUT is set when there is a bag, in the workdir",
+         repr(fi))
+    t.eq(sorted(env), sorted(want), "with a bag the environment is the same plus FLEET_INPUT only")
+    r = s.run(block("bash", "printf '%s\\n' \"$LANG\" \"$PWD\" \"$HOME\" \"${SECRET_TOKEN-unset}\" \"${FLEET_INPUT-unset}\""))
+    lines = (content(r) or "").split("\n")
+    t.ok(len(lines) >= 5 and lines[0] == "C.UTF-8" and lines[1] == lines[2] and lines[3] == "unset"
+         and lines[4] == "unset", "bash sees the same: LANG, PWD == HOME, no SECRET_TOKEN, no FLEET_INPUT",
+         repr(content(r)))
+    r = s.run(block("python", "import os\nprint(sorted(os.listdir('/proc/self/fd'), key=int))"))
+    t.eq(content(r), "['0', '1', '2', '3']\n",
+         "only fds 0-2 reach a block (3 is the listing's own fd)")
+    r = s.run(block("bash", "cat") + block("python", "import os, sys\nsys.stdin.read()\n"
+                                                       "print(sorted(os.listdir('/proc/self/fd'), key=int))"))
+    t.eq(content(r), "['0', '1', '2', '3']\n", "a later block of a pipeline also has only fds 0-2")
+    r = s.run(block("python", "import os\nprint(os.readlink('/proc/self/fd/0'))"))
+    t.eq(content(r), "/dev/null\n", "block 0's stdin is empty (/dev/null) without a stdin message")
+shutil.rmtree(creds, ignore_errors=True)
+
+# ---- workdir cleanup without following links ---------------------------------------------
+canary_dir = tempfile.mkdtemp(prefix="codellm-canary-")
+canary = os.path.join(canary_dir, "canary.txt")
+with open(canary, "w") as f:
+    f.write("canary-content\n")
+os.mkdir(os.path.join(canary_dir, "sub"))
+with open(os.path.join(canary_dir, "sub", "inner.txt"), "w") as f:
+    f.write("inner\n")
+plant = ("import os\n"
+         "C = %r\nD = %r\n"
+         "cwd = os.getcwd()\n"
+         "os.symlink(C, 'link-file')\n"
+         "os.symlink(D, 'link-dir')\n"
+         "os.symlink('/', 'link-root')\n"
+         "os.link(C, 'hardlink')\n"
+         "os.mkfifo('fifo')\n"
+         "os.mkdir('locked'); open('locked/a', 'w').write('x')\n"
+         "os.mkdir('locked/sub'); open('locked/sub/b', 'w').write('y')\n"
+         "os.symlink(D, 'locked/sub/link-dir')\n"
+         "os.chmod('locked/sub', 0); os.chmod('locked', 0)\n"
+         "os.mkdir('deep'); os.chdir('deep')\n"
+         "for i in range(2000):\n"
+         "    os.mkdir('d'); os.chdir('d')\n"
+         "open('bottom', 'w').write('z')\n"
+         "os.symlink(D, 'deep-link-dir')\n"
+         "os.chdir(cwd)\n"
+         "os.chmod(cwd, 0)\n"
+         "print('planted', os.stat(C).st_nlink)\n") % (canary, canary_dir)
+with Server("--timeout", "60") as s:
+    r = s.run(block("python", plant))
+    t.eq(content(r), "planted 2\n", "the block planted links, a FIFO, locked and 2000-deep directories",
+         )
+    left = s.leftovers()
+    t.eq(left, [], "after the response the run directory is gone")
+    if left:
+        # the harness's rmtree cannot take 2000 levels
+        subprocess.run(["rm", "-rf", "--one-file-system"] + [os.path.join(s.runs, x) for x in left])
+    try:
+        with open(canary) as f:
+            cc = f.read()
+        nl = os.stat(canary).st_nlink
+    except OSError as e:
+        cc, nl = repr(e), 0
+    t.eq((cc, nl), ("canary-content\n", 1), "the canary outside survives with its content (and its hardlink is gone)")
+    t.ok(os.path.exists(os.path.join(canary_dir, "sub", "inner.txt")),
+         "the directory a symlink pointed at was not emptied")
+    t.ok(os.path.exists("/bin/sh") and os.path.exists("/etc/passwd"), "a symlink to / was not followed")
+
+# the same as a handler that is not root: permission bits bind it, so
+# chmod 000 directories (the workdir itself too) must be opened up
+os.chmod(canary_dir, 0o755)
+os.chown(canary, NOBODY, NOBODY)
+with unprivileged_server("--timeout", "60") as s:
+    r = s.run(block("python", plant.replace("2000", "300") +
+                    "import os\nprint(os.geteuid())\n"))
+    t.eq(content(r), "planted 2\n%d\n" % (NOBODY if os.geteuid() == 0 else os.geteuid()),
+         "unprivileged handler: the block planted links, a FIFO, chmod 000 directories")
+    left = s.leftovers()
+    t.eq(left, [], "unprivileged handler: the run directory is gone, chmod 000 parts included")
+    if left:
+        subprocess.run(["rm", "-rf", "--one-file-system"] + [os.path.join(s.runs, x) for x in left])
+    try:
+        with open(canary) as f:
+            cc = f.read()
+        nl = os.stat(canary).st_nlink
+    except OSError as e:
+        cc, nl = repr(e), 0
+    t.eq((cc, nl), ("canary-content\n", 1), "unprivileged handler: the canary outside survives")
+    t.ok(os.path.exists(os.path.join(canary_dir, "sub", "inner.txt")),
+         "unprivileged handler: the symlinked directory outside was not emptied")
+if getattr(s, "wrap_dir", None):
+    shutil.rmtree(s.wrap_dir, ignore_errors=True)
+shutil.rmtree(canary_dir, ignore_errors=True)
+
+# ---- output encoding -------------------------------------------------------------------
+with Server("--timeout", "30") as s:
+    tricky = [b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xc0\xaf", b"\xff", b"\xe0\x80\x80",
+              b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80", b"\x80\x80", b"\xc2", b"\xe2\x28\xa1",
+              b"\xf0\x9f\x98\x80", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbf\xbf", b"\xf0\x90\x80"]
+    for raw_bytes in tricky:
+        data = b"a" + raw_bytes + b"b" + raw_bytes
+        r = s.run(block("python", "import sys\nsys.stdout.buffer.write(%r)" % data))
+        t.eq(content(r), data.decode("utf-8", "replace"),
+             "output %r decodes as Python's errors='replace' (one U+FFFD per maximal subpart)" % data)
+    allbytes = bytes(range(256)) + b"\xe2\x82" + b"x" + b"\xf0\x9f\x98"
+    r = s.run(block("python", "import sys\nsys.stdout.buffer.write(bytes(range(256)) + b'\\xe2\\x82x\\xf0\\x9f\\x98')"))
+    t.eq(content(r), allbytes.decode("utf-8", "replace"), "every byte value 0..255 and truncated tails")
+    r = s.run(block("python", "import sys\nsys.stdout.buffer.write(b'nul\\x00byte\\x01\\x1f\\x7f')"))
+    t.ok(b"nul\\u0000byte\\u0001\\u001f" in r.body and content(r) == "nul\x00byte\x01\x1f\x7f",
+         "NUL and control bytes arrive escaped (\\u0000) and the JSON parses", r.body[:300])
+    r = s.run(block("python", "print('line\\u2028sep\\u2029para \"q\" \\\\ back')"))
+    t.eq(content(r), "line\u2028sep\u2029para \"q\" \\ back\n", "U+2028/U+2029, quotes and backslashes survive")
+    r = s.run(block("bash", "printf 'err\\377\\0x' >&2; exit 1"))
+    t.eq(field(r, "codellm", "stderr"), "err\ufffd\x00x", "stderr is encoded the same way")
+    j = None
+    try:
+        j = json.loads(r.body.decode("utf-8"))
+    except Exception:
+        pass
+    t.ok(j is not None, "the body is strict UTF-8 JSON")
+
+# ---- the seed's run-mode example (seed 001 §3), verbatim -----------------------------------
+with Server("--timeout", "30") as s:
+    seed = {
+        "model": "python",
+        "messages": [
+            {"role": "system", "content": "<optional stdin, see below>"},
+            {"role": "user", "content": "```python\nimport sys, json\nprint(json.dumps({\"ok\": True}))\n```"}
+        ]
+    }
+    r = s.chat(seed)
+    j = r.json or {}
+    t.eq(r.status, 200, "seed example: 200")
+    t.eq(r.header("content-type"), "application/json", "seed example: Content-Type application/json")
+    t.ok(isinstance(j.get("id"), str) and j["id"] and j.get("id") == r.header("x-request-id"),
+         "seed example: id is a non-empty string, equal to x-request-id", repr((j.get("id"), r.header("x-request-id"))))
+    t.eq(j.get("object"), "chat.completion", "seed example: object chat.completion")
+    t.eq(j.get("model"), "python", "seed example: model echoed")
+    t.ok(isinstance(j.get("created"), int) and abs(j["created"] - time.time()) < 60, "seed example: created is now")
+    ch = j.get("choices") or [{}]
+    t.eq(len(j.get("choices") or []), 1, "seed example: one choice")
+    t.eq((ch[0].get("index"), ch[0].get("message", {}).get("role"), ch[0].get("message", {}).get("content"),
+          ch[0].get("finish_reason")),
+         (0, "assistant", "{\"ok\": true}\n", "stop"), "seed example: choices[0] index/role/content/finish_reason")
+    t.eq(j.get("usage"), {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, "seed example: usage zeros")
+    c = j.get("codellm") or {}
+    t.ok(c.get("exit_code") == 0 and c.get("timed_out") is False and isinstance(c.get("duration_ms"), int)
+         and c["duration_ms"] >= 0 and c.get("stderr") == "" and c.get("blocks") == 1,
+         "seed example: codellm exit_code 0, timed_out false, duration_ms, stderr '', blocks 1", repr(c))
+    sb = c.get("sandbox") or {}
+    t.ok(sb.get("mode") == "off" and isinstance(sb.get("layers"), list) and isinstance(sb.get("missing"), list)
+         and sb.get("net") in ("own", "shared") and not set(sb.get("layers") or []) & set(sb.get("missing") or []),
+         "seed example: sandbox {mode off, layers, missing, net}", repr(sb))
+    t.ok(sb.get("layers") == [] and sb.get("net") == "shared",
+         "seed example: --sandbox off applies no layer and shares the network", repr(sb))
+    br = (c.get("block_results") or [{}])[0]
+    keys = {"index", "lang", "exit_code", "signal", "timed_out", "duration_ms", "stderr", "stdout_bytes"}
+    t.ok(keys <= set(br) and br["index"] == 0 and br["lang"] == "python" and br["exit_code"] == 0
+         and br["signal"] == 0 and br["timed_out"] is False and isinstance(br["duration_ms"], int)
+         and br["stderr"] == "" and br["stdout_bytes"] == len("{\"ok\": true}\n"),
+         "seed example: block_results[0] has index, lang, exit_code, signal, timed_out, duration_ms, "
+         "stderr, stdout_bytes", repr(br))
+    t.eq(c.get("skipped_fences"), [], "seed example: skipped_fences empty")
+    # the system message is stdin
+    seed2 = json.loads(json.dumps(seed))
+    seed2["messages"][1]["content"] = "```python\nimport sys\nprint(repr(sys.stdin.read()))\n```"
+    r = s.chat(seed2)
+    t.eq(content(r), "'<optional stdin, see below>'\n", "seed example: the system message is block 0's stdin")
+    t.eq(s.leftovers(), [], "no run directory left")
+
+t.diag("test_exec.py took %.1f s" % (time.time() - T_START))
+t.done()
