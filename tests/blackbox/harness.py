@@ -319,3 +319,53 @@ def wait_gone(pattern, timeout=5.0):
             return True
         time.sleep(0.05)
     return not procs_matching(pattern)
+
+
+# ---- reading answers, and a handler that is not root -----------------------
+
+NOBODY = 65534
+
+
+def content(r):
+    j = r.json
+    try:
+        return j["choices"][0]["message"]["content"]
+    except (TypeError, KeyError, IndexError):
+        return None
+
+def ext(r):
+    j = r.json
+    return j.get("codellm") if isinstance(j, dict) else None
+
+def results(r):
+    c = ext(r)
+    return c.get("block_results") if isinstance(c, dict) else None
+
+def field(r, *path):
+    v = r.json
+    for p in path:
+        try:
+            v = v[p]
+        except (TypeError, KeyError, IndexError):
+            return None
+    return v
+
+def unprivileged_server(*args, **kw):
+    """A Server whose handler runs as nobody (when the tests run as root),
+    so permission bits bind the handler and its blocks as in a real
+    deployment."""
+    if os.geteuid() != 0:
+        return Server(*args, **kw)
+    wrap_dir = tempfile.mkdtemp(prefix="codellm-wrap-")
+    os.chmod(wrap_dir, 0o755)
+    wrapper = os.path.join(wrap_dir, "handler")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %s \"$@\"\n"
+                % (NOBODY, NOBODY, HANDLER))
+    os.chmod(wrapper, 0o755)
+    s = Server(*args, handler=wrapper, **kw)
+    os.chmod(s.tmp, 0o711)
+    os.chown(s.runs, NOBODY, NOBODY)
+    os.chown(s.keyfile, NOBODY, NOBODY)
+    s.wrap_dir = wrap_dir
+    return s

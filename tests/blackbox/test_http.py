@@ -89,14 +89,6 @@ def check(tag, r, status, desc, code=None):
                 "\n".join(p) + "\n" + repr(r.raw[:700]))
 
 
-def content(r):
-    j = r.json
-    try:
-        return j["choices"][0]["message"]["content"]
-    except (TypeError, KeyError, IndexError):
-        return None
-
-
 def children(s):
     """PIDs whose parent is the systemd-socket-activate process: the
     handlers still running."""

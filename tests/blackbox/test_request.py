@@ -20,25 +20,6 @@ from harness import *  # noqa: E402,F401,F403
 
 t = Tap()
 T_START = time.time()
-NOBODY = 65534
-
-
-def content(r):
-    j = r.json
-    try:
-        return j["choices"][0]["message"]["content"]
-    except (TypeError, KeyError, IndexError):
-        return None
-
-
-def field(r, *path):
-    v = r.json
-    for p in path:
-        try:
-            v = v[p]
-        except (TypeError, KeyError, IndexError):
-            return None
-    return v
 
 
 def msg(role, text, name=None):
@@ -85,26 +66,6 @@ def touch_block(name, lang="python"):
     if lang == "python":
         return block("python", "open(%r, 'w').write('ran')\nprint(%r)" % (marker(name), name))
     return block("bash", "echo ran > %s\necho %s" % (marker(name), name))
-
-
-def unprivileged_server(*args, **kw):
-    """A Server whose handler runs as nobody (when the tests run as root),
-    so permission bits bind the blocks as they do a real deployment."""
-    if os.geteuid() != 0:
-        return Server(*args, **kw)
-    wrap_dir = tempfile.mkdtemp(prefix="codellm-wrap-")
-    os.chmod(wrap_dir, 0o755)
-    wrapper = os.path.join(wrap_dir, "handler")
-    with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %s \"$@\"\n"
-                % (NOBODY, NOBODY, HANDLER))
-    os.chmod(wrapper, 0o755)
-    s = Server(*args, handler=wrapper, **kw)
-    os.chmod(s.tmp, 0o711)
-    os.chown(s.runs, NOBODY, NOBODY)
-    os.chown(s.keyfile, NOBODY, NOBODY)
-    s.wrap_dir = wrap_dir
-    return s
 
 
 with Server("--timeout", "30") as s:
