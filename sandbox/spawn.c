@@ -2,6 +2,7 @@
  * block set up and waiting, then all released at once), with the handler
  * relaying each inter-block edge so every byte that crosses can be
  * counted and, for the debug surface, tapped on the same path. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -57,6 +58,41 @@ int sbx_signals_init(void)
 }
 
 /* Reads /proc/self/task/<tid>/children (we are single-threaded). */
+/* Without CONFIG_PROC_CHILDREN: every process whose parent we are, from
+ * /proc/<pid>/stat (the parent pid follows the parenthesised name). */
+static size_t scan_children(pid_t *out, size_t max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t self = getpid();
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		char path[64], buf[512], *rp;
+		ssize_t r;
+		int fd, ppid;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == self)
+			out[n++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
 static size_t list_children(pid_t *out, size_t max)
 {
 	char path[64], buf[8192];
@@ -67,7 +103,7 @@ static size_t list_children(pid_t *out, size_t max)
 	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return scan_children(out, max);
 	while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
 		len += (size_t)r;
 	close(fd);
