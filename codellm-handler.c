@@ -32,6 +32,7 @@
 #include "json/registry.h"
 #include "json/request.h"
 #include "json/response.h"
+#include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
 #ifndef CODELLM_VERSION
@@ -55,6 +56,14 @@ struct options {
 	double header_timeout_s;
 	double body_timeout_s;
 	double keepalive_s;
+	int sandbox_network;
+	unsigned long long memory_max;
+	unsigned long long address_space_max;
+	unsigned long long workdir_bytes;
+	unsigned long long workdir_inodes;
+	unsigned long long max_procs;
+	unsigned long long max_file_bytes;
+	unsigned long long max_open_files;
 };
 
 static struct options opt = {
@@ -68,6 +77,13 @@ static struct options opt = {
 	.header_timeout_s = 10,
 	.body_timeout_s = 30,
 	.keepalive_s = 15,
+	.memory_max = 2ULL << 30,
+	.address_space_max = 64ULL << 30,
+	.workdir_bytes = 256ULL << 20,
+	.workdir_inodes = 65536,
+	.max_procs = 256,
+	.max_file_bytes = 256ULL << 20,
+	.max_open_files = 1024,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -95,6 +111,14 @@ static const struct opt_def opt_defs[] = {
 	{ "header-timeout", K_SECONDS, &opt.header_timeout_s, 0, 0 },
 	{ "body-timeout", K_SECONDS, &opt.body_timeout_s, 0, 0 },
 	{ "keepalive-interval", K_SECONDS, &opt.keepalive_s, 0, 0 },
+	{ "sandbox-network", K_FLAG, &opt.sandbox_network, 0, 0 },
+	{ "memory-max", K_SIZE, &opt.memory_max, SZ(16) << 20, SZ(1) << 50 },
+	{ "address-space-max", K_SIZE, &opt.address_space_max, SZ(64) << 20, SZ(1) << 56 },
+	{ "workdir-bytes", K_SIZE, &opt.workdir_bytes, SZ(64) << 10, SZ(1) << 40 },
+	{ "workdir-inodes", K_SIZE, &opt.workdir_inodes, 64, SZ(1) << 32 },
+	{ "max-procs", K_SIZE, &opt.max_procs, 1, 1 << 20 },
+	{ "max-file-bytes", K_SIZE, &opt.max_file_bytes, 1, SZ(1) << 50 },
+	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20 },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -207,15 +231,24 @@ static void usage(FILE *f)
 		"  --header-timeout S        headers must arrive within (10)\n"
 		"  --body-timeout S          body must arrive within (30)\n"
 		"  --keepalive-interval S    whitespace while a run is quiet (15)\n"
+		"  --sandbox-network         give blocks the handler's network (off)\n"
+		"  --memory-max N            RLIMIT_DATA per block (2G)\n"
+		"  --address-space-max N     RLIMIT_AS per block (64G)\n"
+		"  --workdir-bytes N         the run's workdir tmpfs (256M)\n"
+		"  --workdir-inodes N        files in the workdir (65536)\n"
+		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
+		"  --max-file-bytes N        RLIMIT_FSIZE per block (256M)\n"
+		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
+		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
 		"(e.g. CODELLM_MAX_BLOCKS=4); a flag wins. See codellm-handler(8).\n");
 }
 
-enum { CMD_SERVE, CMD_HELP, CMD_VERSION };
+enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE };
 
 static int parse_options(int argc, char **argv, int *cmd)
 {
-	struct option lopts[N_OPTS + 3];
+	struct option lopts[N_OPTS + 4];
 	int c, idx;
 
 	/* environment first, flags override */
@@ -236,13 +269,16 @@ static int parse_options(int argc, char **argv, int *cmd)
 			NULL, (int)i };
 	lopts[N_OPTS] = (struct option){ "help", no_argument, NULL, 'h' };
 	lopts[N_OPTS + 1] = (struct option){ "version", no_argument, NULL, 'V' };
-	lopts[N_OPTS + 2] = (struct option){ 0 };
+	lopts[N_OPTS + 2] = (struct option){ "probe", no_argument, NULL, 'P' };
+	lopts[N_OPTS + 3] = (struct option){ 0 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
 		if (c == 'h') {
 			*cmd = CMD_HELP;
 		} else if (c == 'V') {
 			*cmd = CMD_VERSION;
+		} else if (c == 'P') {
+			*cmd = CMD_PROBE;
 		} else if (c >= 0 && (size_t)c < N_OPTS) {
 			if (set_option(&opt_defs[c], optarg, "option") < 0)
 				return -1;
@@ -603,18 +639,113 @@ static int method_is(const struct ctx *x, const char *m)
 	return x->hr.method_len == strlen(m) && !memcmp(x->hr.method, m, x->hr.method_len);
 }
 
+static void sandbox_config(struct sbx_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->mode = opt.sandbox;
+	c->allow_network = opt.sandbox_network;
+	c->lim.memory = opt.memory_max;
+	c->lim.address_space = opt.address_space_max;
+	c->lim.file_bytes = opt.max_file_bytes;
+	c->lim.procs = opt.max_procs;
+	c->lim.open_files = opt.max_open_files;
+	/* CPU seconds can never outlast the wall timeout */
+	c->lim.cpu_s = (unsigned long long)opt.timeout_s + 2;
+	c->workdir_bytes = opt.workdir_bytes;
+	c->workdir_inodes = opt.workdir_inodes;
+	c->run_bytes = 2 * opt.max_request_bytes + (4u << 20);
+	c->tmp_parent = getenv("TMPDIR");
+	if (!c->tmp_parent || c->tmp_parent[0] != '/')
+		c->tmp_parent = "/tmp";
+}
+
+/* Whether the configured mode can run code here, found by setting up a
+ * real block (that never runs), and the host's facts beside it. */
+static int sandbox_check(struct jbuf *b)
+{
+	static char prog_true[] = "true";
+	static char *const true_argv[] = { prog_true, NULL };
+	static char *const *const argvs[] = { true_argv };
+	static const char *const files[] = { "probe" };
+	struct sbx_probe pr;
+	struct sbx_config cfg;
+	struct sbx_run run;
+	struct sbx_pipeline p = {0};
+	char msg[256] = "";
+	int layer = -1, ok;
+
+	sbx_probe_host(&pr);
+	sandbox_config(&cfg);
+	ok = sbx_run_prepare(&run, &cfg, 1, &layer, msg, sizeof msg) == 0;
+	if (ok) {
+		p.n = 1;
+		p.pol = &run.pol;
+		p.argv = argvs;
+		p.files = files;
+		p.client_fd = -1;
+		p.sig_fd = -1;
+		ok = sbx_pipeline_start(&p) == 0;
+		if (!ok) {
+			layer = p.error_layer;
+			snprintf(msg, sizeof msg, "%s", p.error);
+		}
+		sbx_pipeline_abort(&p);
+	}
+	jbuf_printf(b, "{\"mode\":\"%s\",\"available\":%s,\"userns\":%s,"
+		    "\"landlock_abi\":%d,\"seccomp\":%s,\"cgroup2\":%s,\"sandbox\":",
+		    sbx_mode_name(opt.sandbox), ok ? "true" : "false",
+		    pr.userns ? "true" : "false", pr.landlock_abi < 0 ? 0 : pr.landlock_abi,
+		    pr.seccomp ? "true" : "false", pr.cgroup2 ? "true" : "false");
+	sbx_run_report(&run, p.missing, b);
+	if (!ok) {
+		jbuf_printf(b, ",\"failed_layer\":\"%s\",\"error\":", sbx_layer_name(layer));
+		jstr_escape(b, msg, strlen(msg));
+	}
+	jbuf_puts(b, "}");
+	sbx_pipeline_free(&p);
+	sbx_run_finish(&run);
+	return ok;
+}
+
+/* --probe: the per-host check an operator runs before enabling the
+ * socket. The JSON is /healthz's "sandbox" object; the exit status says
+ * whether the configured mode can run code here. */
+static int probe(struct ctx *x)
+{
+	struct jbuf b = {0};
+	int ok;
+
+	if (config_error[0]) {
+		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+		return 2;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return 1;
+	ok = sandbox_check(&b);
+	printf("%s\n", jbuf_cstr(&b) ? b.p : "{}");
+	fprintf(stderr, "codellm: --sandbox %s %s run code on this host\n",
+		sbx_mode_name(opt.sandbox), ok ? "can" : "cannot");
+	jbuf_free(&b);
+	reg_free(&x->reg);
+	return ok ? 0 : 1;
+}
+
 static int route_healthz(struct ctx *x)
 {
 	struct jbuf b = {0};
-	int ok = opt.sandbox == SBX_OFF;
+	int ok;
 
-	jbuf_printf(&b, "{\"status\":\"%s\",\"version\":\"" CODELLM_VERSION "\","
-		    "\"mode\":\"%s\",\"sandbox\":{\"mode\":\"%s\",\"available\":%s",
-		    ok ? "ok" : "unavailable", sbx_mode_name(opt.sandbox),
-		    sbx_mode_name(opt.sandbox), ok ? "true" : "false");
-	if (!ok)
-		jbuf_puts(&b, ",\"reason\":\"this build confines blocks only with --sandbox off\"");
-	jbuf_puts(&b, "},\"interpreters\":[");
+	jbuf_puts(&b, "{\"status\":\"");
+	{
+		struct jbuf sb = {0};
+
+		ok = sandbox_check(&sb);
+		jbuf_printf(&b, "%s\",\"version\":\"" CODELLM_VERSION "\",\"mode\":\"%s\","
+			    "\"sandbox\":", ok ? "ok" : "unavailable", sbx_mode_name(opt.sandbox));
+		jbuf_append(&b, sb.p, sb.len);
+		jbuf_free(&sb);
+	}
+	jbuf_puts(&b, ",\"interpreters\":[");
 	for (size_t i = 0, k = 0; i < x->reg.n; i++) {
 		const struct interp *it = &x->reg.v[i];
 		char path[512];
@@ -660,117 +791,67 @@ static int keepalive(void *ctx)
 	return conn_write_nb(&x->c, " ", 1);
 }
 
-/* The whole environment of a block (SPEC §7); nothing is inherited. */
-static char env_path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
-static char env_lang[] = "LANG=C.UTF-8";
-static char env_hashseed[] = "PYTHONHASHSEED=0";
-static char env_nobytecode[] = "PYTHONDONTWRITEBYTECODE=1";
-
-static char *subst_file(const char *arg, const char *file)
+static void say_layers(const char *id, const char *what, unsigned bits)
 {
-	const char *at = strstr(arg, "{file}");
-	char *out;
+	char names[256] = "";
 
-	if (!at)
-		return strdup(arg);
-	if (asprintf(&out, "%.*s%s%s", (int)(at - arg), arg, file, at + 6) < 0)
-		return NULL;
-	return out;
-}
-
-static const char *sandbox_json(void)
-{
-	/* --sandbox off: nothing is applied, so every layer is missing. */
-	return "{\"mode\":\"off\",\"layers\":[],\"missing\":[\"userns\",\"pidns\","
-	       "\"mountns\",\"netns\",\"ipcns\",\"utsns\",\"cgroupns\",\"root\","
-	       "\"proc\",\"rlimits\",\"no_new_privs\",\"caps\",\"landlock\",\"seccomp\"],"
-	       "\"net\":\"shared\"}";
+	for (int l = 0; l < SBX_L_COUNT; l++)
+		if (bits & SBX_BIT(l))
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+				 names[0] ? ", " : "", sbx_layer_name(l));
+	fprintf(stderr, "codellm: %s: %s: %s\n", id, what, names);
 }
 
 static int run_request(struct ctx *x, struct chat_request *r)
 {
-	struct sbx_rundir d;
+	struct sbx_config cfg;
+	struct sbx_run run;
 	struct sbx_pipeline p = {0};
-	char ***argvs = NULL, *envp[12], *env_home = NULL, *env_tmp = NULL,
-	     *env_input = NULL;
-	struct jbuf b = {0};
-	const char *parent = getenv("TMPDIR");
-	int rc, status = 200, ne = 0;
+	char **names = NULL, msg[256];
+	char *const **argv = NULL;
+	struct jbuf b = {0}, sb = {0};
+	int rc, status = 200, layer;
 
-	rc = sbx_rundir_create(&d, parent && *parent == '/' ? parent : "/tmp");
-	if (rc < 0)
-		return fail(x, 503, "server_error", "workdir_unavailable", NULL,
-			    "cannot create the run's directory: %s", strerror(-rc));
-	argvs = calloc(r->nblocks, sizeof *argvs);
-	if (!argvs)
+	sandbox_config(&cfg);
+	rc = sbx_run_prepare(&run, &cfg, r->nblocks, &layer, msg, sizeof msg);
+	if (rc < 0) {
+		fprintf(stderr, "codellm: %s: sandbox unavailable: %s\n", x->id, msg);
+		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
+			      "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
+			      sbx_layer_name(layer), msg);
+		goto out;
+	}
+	names = calloc(r->nblocks, sizeof *names);
+	if (!names)
 		goto oom;
 	for (size_t i = 0; i < r->nblocks; i++) {
 		const struct interp *it = r->blocks[i].interp;
-		char name[64], file[400];
-		struct jbuf code = {0};
 		size_t pre = it->prepend ? strlen(it->prepend) : 0;
-		size_t na = 0;
+		struct jbuf code = {0};
 
-		snprintf(name, sizeof name, "block-%zu%s", i, it->ext ? it->ext : "");
-		snprintf(file, sizeof file, "%s/%s", d.code, name);
+		if (asprintf(&names[i], "block-%zu%s", i, it->ext ? it->ext : "") < 0) {
+			names[i] = NULL;
+			goto oom;
+		}
+		/* php's "<?php" (a registry "prepend") unless the code has it */
 		if (pre && !(r->blocks[i].code_len >= pre - 1 &&
-			     !strncmp(r->blocks[i].code, it->prepend, pre - (it->prepend[pre - 1] == '\n'))))
+			     !strncmp(r->blocks[i].code, it->prepend,
+				      pre - (it->prepend[pre - 1] == '\n'))))
 			jbuf_append(&code, it->prepend, pre);
 		jbuf_append(&code, r->blocks[i].code, r->blocks[i].code_len);
-		if (code.oom) {
-			jbuf_free(&code);
-			goto oom;
-		}
-		rc = openat(d.root_fd, "code", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (rc < 0 || sbx_write_file(rc, name, code.p ? code.p : "", code.len, 0444) < 0) {
-			if (rc >= 0)
-				close(rc);
-			jbuf_free(&code);
-			goto io_fail;
-		}
-		close(rc);
+		rc = code.oom ? -ENOMEM : sbx_run_add_file(&run, names[i], code.p ? code.p : "", code.len);
 		jbuf_free(&code);
-		while (it->argv[na])
-			na++;
-		argvs[i] = calloc(na + 1, sizeof *argvs[i]);
-		if (!argvs[i])
-			goto oom;
-		for (size_t k = 0; k < na; k++)
-			if (!(argvs[i][k] = subst_file(it->argv[k], file)))
-				goto oom;
-	}
-	if (r->bag) {
-		int wd = openat(d.root_fd, "work", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (wd < 0 || sbx_write_file(wd, "fleet_input.json", r->bag, r->bag_len, 0444) < 0) {
-			if (wd >= 0)
-				close(wd);
+		if (rc < 0)
 			goto io_fail;
-		}
-		close(wd);
-		if (asprintf(&env_input, "FLEET_INPUT=%s/fleet_input.json", d.work) < 0)
-			goto oom;
 	}
-	if (asprintf(&env_home, "HOME=%s", d.work) < 0 ||
-	    asprintf(&env_tmp, "TMPDIR=%s", d.work) < 0)
-		goto oom;
-	envp[ne++] = env_path;
-	envp[ne++] = env_home;
-	envp[ne++] = env_tmp;
-	envp[ne++] = env_lang;
-	envp[ne++] = env_hashseed;
-	envp[ne++] = env_nobytecode;
-	if (env_input)
-		envp[ne++] = env_input;
-	envp[ne] = NULL;
+	if (r->bag && (rc = sbx_run_add_bag(&run, r->bag, r->bag_len)) < 0)
+		goto io_fail;
 
 	p.n = r->nblocks;
-	p.argv = (char *const *const *)argvs;
-	p.envp = envp;
-	p.workdir = d.work;
+	p.pol = &run.pol;
+	p.files = (const char *const *)names;
 	p.stdin_data = r->stdin_data;
 	p.stdin_len = r->stdin_len;
-	p.mode = opt.sandbox;
 	p.timeout_s = r->timeout_s > 0 && r->timeout_s < opt.timeout_s ?
 		      r->timeout_s : opt.timeout_s;
 	p.max_stdout = opt.max_stdout_bytes;
@@ -781,16 +862,28 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	p.keepalive_ms = (long)(opt.keepalive_s * 1000);
 	p.cb.keepalive = keepalive;
 	p.cb.ctx = x;
+	argv = calloc(r->nblocks, sizeof *argv);
+	if (!argv)
+		goto oom;
+	for (size_t i = 0; i < r->nblocks; i++)
+		argv[i] = r->blocks[i].interp->argv;
+	p.argv = (char *const *const *)argv;
 
 	/* Phase one: every block set up, nothing run. A failure here is
 	 * still a clean refusal. */
 	if (sbx_pipeline_start(&p) < 0) {
 		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, p.error);
 		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
-			      "sandbox setup failed (%s): %s; nothing ran",
-			      p.error_layer ? p.error_layer : "setup", p.error);
+			      "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
+			      sbx_layer_name(p.error_layer), p.error);
 		goto out;
 	}
+	if (opt.sandbox == SBX_OFF)
+		fprintf(stderr, "codellm: %s: --sandbox off: blocks run without confinement\n",
+			x->id);
+	else if (run.missing | p.missing)
+		say_layers(x->id, "--sandbox besteffort: running without",
+			   run.missing | p.missing);
 	/* Code is about to run: the status is fixed, send it now and keep
 	 * the connection alive with whitespace until the object is ready. */
 	send_head(x, 200, NULL, -1, 1);
@@ -800,9 +893,10 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	} else {
 		struct resp_run rr = {
 			.id = x->id, .created = (long)time(NULL), .req = r, .p = &p,
-			.sandbox_json = sandbox_json(),
 		};
 
+		sbx_run_report(&run, p.missing, &sb);
+		rr.sandbox_json = jbuf_cstr(&sb);
 		if (p.end == SBX_END_SIGNAL)
 			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
 		resp_completion(&b, &rr);
@@ -815,23 +909,20 @@ oom:
 	goto out;
 io_fail:
 	status = fail(x, 503, "server_error", "workdir_unavailable", NULL,
-		      "cannot write the run's files: %s", strerror(errno));
+		      "cannot write the run's files: %s", strerror(-rc));
 out:
 	sbx_pipeline_abort(&p);
 	sbx_pipeline_free(&p);
-	rc = sbx_rundir_remove(&d);
+	rc = sbx_run_finish(&run);
 	if (rc < 0)
-		fprintf(stderr, "codellm: %s: removing %s: %s\n", x->id, d.root, strerror(-rc));
-	for (size_t i = 0; argvs && i < r->nblocks; i++) {
-		for (size_t k = 0; argvs[i] && argvs[i][k]; k++)
-			free(argvs[i][k]);
-		free(argvs[i]);
-	}
-	free(argvs);
-	free(env_home);
-	free(env_tmp);
-	free(env_input);
+		fprintf(stderr, "codellm: %s: removing the run directory: %s\n", x->id,
+			strerror(-rc));
+	for (size_t i = 0; names && i < r->nblocks; i++)
+		free(names[i]);
+	free(names);
+	free(argv);
 	jbuf_free(&b);
+	jbuf_free(&sb);
 	return status;
 }
 
@@ -858,21 +949,13 @@ static int route_chat(struct ctx *x)
 		struct jbuf b = {0};
 		struct resp_run rr = {
 			.id = x->id, .created = (long)time(NULL), .req = &r, .p = NULL,
-			.sandbox_json = sandbox_json(),
+			.sandbox_json = "null",
 		};
 
 		resp_completion(&b, &rr);
 		respond(x, 200, NULL, &b, 0);
 		jbuf_free(&b);
 		status = 200;
-	} else if (opt.sandbox != SBX_OFF) {
-		fprintf(stderr, "codellm: %s: refusing to run: --sandbox %s is not available "
-			"in this build (only --sandbox off runs code)\n", x->id,
-			sbx_mode_name(opt.sandbox));
-		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
-			      "--sandbox %s cannot confine code on this server: this build "
-			      "runs code only with --sandbox off; nothing ran",
-			      sbx_mode_name(opt.sandbox));
 	} else {
 		status = run_request(x, &r);
 	}
@@ -980,7 +1063,7 @@ int main(int argc, char **argv)
 	x.t_start = conn_now_ms();
 	signal(SIGPIPE, SIG_IGN);
 	make_id(&x);
-	if (parse_options(argc, argv, &cmd) == 0 && cmd == CMD_SERVE) {
+	if (parse_options(argc, argv, &cmd) == 0 && (cmd == CMD_SERVE || cmd == CMD_PROBE)) {
 		if (reg_init(&x.reg) < 0)
 			snprintf(config_error, sizeof config_error, "out of memory");
 		else if (opt.interpreters &&
@@ -998,6 +1081,8 @@ int main(int argc, char **argv)
 		printf("codellm-handler " CODELLM_VERSION "\n");
 		return 0;
 	}
+	if (cmd == CMD_PROBE)
+		return probe(&x);
 	/* Anything this process starts, however detached, stays ours to
 	 * kill: orphans re-parent to us, not to PID 1. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {

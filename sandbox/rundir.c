@@ -35,7 +35,9 @@ int sbx_rundir_create(struct sbx_rundir *d, const char *parent)
 	d->root_fd = fd;
 	snprintf(d->work, sizeof d->work, "%s/work", d->root);
 	snprintf(d->code, sizeof d->code, "%s/code", d->root);
-	if (mkdirat(fd, "work", 0700) < 0 || mkdirat(fd, "code", 0700) < 0)
+	snprintf(d->roots, sizeof d->roots, "%s/roots", d->root);
+	if (mkdirat(fd, "work", 0700) < 0 || mkdirat(fd, "code", 0700) < 0 ||
+	    mkdirat(fd, "roots", 0755) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -18,16 +18,111 @@ enum sbx_mode {
 
 const char *sbx_mode_name(enum sbx_mode m);
 
+/* The confinement layers, in the order a block applies them. */
+enum sbx_layer {
+	SBX_L_USERNS, SBX_L_PIDNS, SBX_L_MOUNTNS, SBX_L_NETNS, SBX_L_IPCNS,
+	SBX_L_UTSNS, SBX_L_CGROUPNS, SBX_L_WORKDIR, SBX_L_ROOT, SBX_L_PROC,
+	SBX_L_RLIMITS, SBX_L_NNP, SBX_L_CAPS, SBX_L_LANDLOCK, SBX_L_SECCOMP,
+	SBX_L_COUNT
+};
+#define SBX_BIT(l) (1u << (l))
+#define SBX_ALL_LAYERS ((1u << SBX_L_COUNT) - 1)
+
+const char *sbx_layer_name(int layer);
+/* -1 when unknown */
+int sbx_layer_from_name(const char *name, size_t len);
+
+/* Where a block's network is: its own empty namespace, the handler's
+ * (an empty namespace shared by all runs), or the host's (--sandbox off,
+ * --sandbox-network). */
+enum sbx_net { SBX_NET_OWN, SBX_NET_SHARED, SBX_NET_HOST };
+const char *sbx_net_name(enum sbx_net n);
+
+/* Landlock older than this is refused: ABI 3 is the first that controls
+ * truncation, so "read-only" is complete. */
+#define SBX_LANDLOCK_MIN_ABI 3
+
+/* Paths inside a block's root. */
+#define SBX_IN_WORK "/work"
+#define SBX_IN_CODE "/code"
+#define SBX_BAG_NAME "fleet_input.json"
+
+struct sbx_limits {
+	unsigned long long memory;	/* RLIMIT_DATA */
+	unsigned long long address_space;	/* RLIMIT_AS */
+	unsigned long long file_bytes;	/* RLIMIT_FSIZE */
+	unsigned long long procs;	/* RLIMIT_NPROC */
+	unsigned long long open_files;	/* RLIMIT_NOFILE */
+	unsigned long long cpu_s;	/* RLIMIT_CPU */
+};
+
+struct sbx_bpf {
+	void *insns;		/* struct sock_filter[] */
+	size_t len;		/* bytes */
+};
+
+struct sbx_landlock_spec {
+	const char *const *exec_paths;	/* read + execute */
+	const char *const *ro_paths;	/* read */
+	const char *const *dev_ro;	/* device files, read */
+	const char *const *dev_rw;	/* device files, read + write */
+	const char *rw_path;		/* the workdir: everything */
+	int allow_network;
+};
+
+/* What a run applies. The handler fills it once per request. */
+struct sbx_policy {
+	enum sbx_mode mode;
+	unsigned layers;		/* SBX_BIT()s to apply */
+	enum sbx_net net;
+	int allow_network;		/* --sandbox-network */
+	struct sbx_limits lim;
+	struct sbx_bpf bpf;		/* compiled seccomp filter */
+	uid_t map_uid;			/* the block's ids in the handler's user namespace */
+	gid_t map_gid;
+	const char *work;		/* handler's view of the run's directories */
+	const char *code;
+	const char *roots;		/* per-block root mount points */
+	int has_bag;			/* code/fleet_input.json exists */
+};
+
+int sbx_landlock_abi(void);
+int sbx_landlock_apply(const struct sbx_landlock_spec *s);
+int sbx_seccomp_build(int allow_af_all, struct sbx_bpf *ret);
+int sbx_seccomp_apply(const struct sbx_bpf *b);
+int sbx_seccomp_available(void);
+void sbx_bpf_free(struct sbx_bpf *b);
+int sbx_rlimits_apply(const struct sbx_limits *l);
+int sbx_caps_drop(void);
+int sbx_net_is_empty(void);
+int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
+/* In the block's first process: private mounts, the minimal root,
+ * /proc, pivot_root. *ret_layer names what failed. */
+int sbx_block_root(const struct sbx_policy *pol, size_t index,
+		   const char **ret_layer);
+
 /* The run's private directory: <root>/codellm.XXXXXX holding `work` (the
- * blocks' working directory, HOME and TMPDIR) and `code` (block files). */
+ * blocks' working directory, HOME and TMPDIR) and `code` (block files),
+ * or, with the workdir layer, a tmpfs in the handler's own mount
+ * namespace. */
 struct sbx_rundir {
 	char root[256];
 	char work[300];
 	char code[300];
+	char roots[300];
 	int root_fd;
+	int tmpfs;		/* lives in the handler's mount namespace */
 };
 
 int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
+/* Enter a user + mount namespace of the handler's own and mount the
+ * run's tmpfs (workdir bounded in bytes and inodes) on /tmp there;
+ * returns the ids the blocks map to. */
+int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
+		   unsigned long long work_inodes, unsigned long long run_bytes,
+		   uid_t *ret_uid, gid_t *ret_gid);
+/* Remove the run directory: unmount the tmpfs, or remove the tree. */
+int sbx_rundir_unmount(struct sbx_rundir *d);
 /* Write a file below `dirfd` with O_EXCL|O_NOFOLLOW and `mode`. */
 int sbx_write_file(int dirfd, const char *name, const void *data, size_t len,
 		   mode_t mode);
@@ -36,6 +131,16 @@ int sbx_write_file(int dirfd, const char *name, const void *data, size_t len,
 int sbx_rundir_remove(struct sbx_rundir *d);
 /* The same for any directory fd's contents (used by tests and cleanup). */
 int sbx_remove_tree_at(int dirfd);
+
+/* What this host allows, for /healthz and --probe. */
+struct sbx_probe {
+	int userns;		/* unprivileged user namespaces work */
+	int landlock_abi;	/* < 0: none */
+	int seccomp;
+	int cgroup2;
+	int net_empty;		/* the handler's network namespace is empty */
+};
+void sbx_probe_host(struct sbx_probe *r);
 
 /* Kill and reap every descendant of the calling process (which must be
  * a child subreaper), however deep or setsid'd. */
@@ -79,12 +184,12 @@ enum sbx_end {
 struct sbx_pipeline {
 	/* in */
 	size_t n;
-	char *const *const *argv;	/* n argv vectors; argv[0] a bare name or absolute path */
-	char *const *envp;
-	const char *workdir;
+	char *const *const *argv;	/* n argv templates; "{file}" is the block's file */
+	const char *const *files;	/* n file names in the code directory */
+	int unbuffered;			/* PYTHONUNBUFFERED=1 (streams) */
+	struct sbx_policy *pol;		/* besteffort drops what fails */
 	const char *stdin_data;
 	size_t stdin_len;
-	enum sbx_mode mode;
 	double timeout_s;
 	size_t max_stdout, max_stderr, max_tap;
 	int tap;			/* keep edge data for the debug surface */
@@ -104,7 +209,8 @@ struct sbx_pipeline {
 	int end_signal;
 	long duration_ms;
 	char error[256];		/* what failed in setup */
-	const char *error_layer;
+	int error_layer;		/* enum sbx_layer, or -1 */
+	unsigned missing;		/* layers besteffort could not apply */
 
 	/* private */
 	pid_t *pids;

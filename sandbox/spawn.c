@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +16,15 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/child.h"
 
 #define RELAY_BUF 65536
 #define SETUP_TIMEOUT_MS 10000
-static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 
 const char *sbx_mode_name(enum sbx_mode m)
 {
@@ -177,162 +178,6 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-__attribute__((noreturn))
-static void child_fail(int ready_fd, const char *layer, int err)
-{
-	char msg[200];
-	int n = snprintf(msg, sizeof msg, "E%s: %s", layer, strerror(err));
-
-	if (n > 0)
-		write_all(ready_fd, msg, (size_t)n);
-	_exit(126);
-}
-
-__attribute__((noreturn))
-static void child_exec(char *const argv[], char *const envp[])
-{
-	int err = ENOENT;
-
-	if (strchr(argv[0], '/')) {
-		execve(argv[0], argv, envp);
-		err = errno;
-	} else {
-		for (size_t i = 0; i < sizeof exec_path / sizeof exec_path[0]; i++) {
-			char path[512];
-
-			snprintf(path, sizeof path, "%s/%s", exec_path[i], argv[0]);
-			execve(path, argv, envp);
-			if (errno != ENOENT)
-				err = errno;
-		}
-	}
-	dprintf(2, "codellm: cannot execute %s: %s\n", argv[0], strerror(err));
-	_exit(err == ENOENT ? 127 : 126);
-}
-
-/* The block's own process stays behind as a minimal init (SPEC §7: the
- * block's main process is PID 1 of its namespace "or under a minimal
- * init"). Without a PID namespace (--sandbox off) nothing else takes a
- * block's leftovers with it: a setsid'd daemon holding the block's stdout
- * would stall the next block until the timeout, and the program's own
- * children would outlive a SIGKILLed handler (only the direct child gets
- * the parent-death signal). So this init is a subreaper for everything
- * the program starts, kills all of it when the program ends or the
- * handler dies, and then ends the way the program ended. The handler is
- * single-threaded, so after fork any libc call is safe here. */
-__attribute__((noreturn))
-static void child_init(char *const argv[], char *const envp[], pid_t handler)
-{
-	sigset_t wait_set, none;
-	siginfo_t si;
-	pid_t prog, self = getpid(), w;
-	int status = 0, st, done = 0, sig = 0;
-
-	sigemptyset(&none);
-	sigemptyset(&wait_set);
-	sigaddset(&wait_set, SIGCHLD);
-	sigaddset(&wait_set, SIGTERM);
-	sigaddset(&wait_set, SIGINT);
-	sigaddset(&wait_set, SIGHUP);
-	/* SIGTERM is the parent-death signal from here on: caught, so a
-	 * dying handler still has the whole tree killed; the getppid check
-	 * closes the race with a handler that died before this prctl. */
-	if (sigprocmask(SIG_BLOCK, &wait_set, NULL) < 0 ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
-	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != handler)
-		_exit(126);
-	prog = fork();
-	if (prog < 0) {
-		dprintf(2, "codellm: cannot start the block: %s\n", strerror(errno));
-		_exit(126);
-	}
-	if (prog == 0) {
-		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
-			_exit(126);
-		child_exec(argv, envp);
-	}
-	/* The pipes must reach EOF when the program and its children close
-	 * them, not stay open here. */
-	close_range(0, ~0U, 0);
-	while (!done) {
-		if (sigwaitinfo(&wait_set, &si) < 0)
-			continue;
-		if (si.si_signo != SIGCHLD) {
-			/* the handler died (or someone asked us to end) */
-			sig = si.si_signo;
-			break;
-		}
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-			if (w == prog) {
-				status = st;
-				done = 1;
-			}
-	}
-	/* what the program left behind dies with it */
-	sbx_kill_descendants();
-	if (!sig && WIFSIGNALED(status))
-		sig = WTERMSIG(status);
-	if (sig) {
-		struct rlimit no_core = { 0, 0 };
-		sigset_t one;
-
-		/* end by the same signal, so the handler sees what the
-		 * program saw; no core file of this process */
-		setrlimit(RLIMIT_CORE, &no_core);
-		signal(sig, SIG_DFL);
-		sigemptyset(&one);
-		sigaddset(&one, sig);
-		sigprocmask(SIG_UNBLOCK, &one, NULL);
-		kill(self, sig);
-		_exit(128 + sig);
-	}
-	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
-}
-
-/* In the child, between fork and exec: only async-signal-safe calls. */
-__attribute__((noreturn))
-static void child_main(const struct sbx_pipeline *p, size_t i, int in_fd,
-		       int out_fd, int err_fd, int ready_fd, int go_fd)
-{
-	sigset_t none;
-	char go;
-
-	/* The handler blocks SIGCHLD/TERM/INT/HUP and ignores SIGPIPE;
-	 * both survive exec, and programs expect the defaults. */
-	sigemptyset(&none);
-	signal(SIGPIPE, SIG_DFL);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		child_fail(ready_fd, "signals", errno);
-	/* Its own session: no controlling terminal to inject into
-	 * (TIOCSTI), and a process group the handler can kill whole. */
-	if (setsid() < 0)
-		child_fail(ready_fd, "setsid", errno);
-	/* Dies with the handler; the check closes the race with a parent
-	 * that died before prctl. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(ready_fd, "pdeathsig", errno);
-	if (getppid() != p->self)
-		_exit(126);
-	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-		child_fail(ready_fd, "stdio", errno);
-	if (chdir(p->workdir) < 0)
-		child_fail(ready_fd, "workdir", errno);
-	/* Only 0-2 may reach the program: every other descriptor (the
-	 * connection, the listening socket, the key file) closes at exec. */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		child_fail(ready_fd, "close_range", errno);
-	if (write_all(ready_fd, "R", 1) < 0)
-		_exit(126);
-	/* Our copy of the write end would keep the read below from ever
-	 * seeing EOF if the handler closes the pipe without a byte for us. */
-	close(p->go_fd);
-	/* Phase two: nothing runs until the handler says so. */
-	if (read(go_fd, &go, 1) != 1 || go != 'G')
-		_exit(126);
-	child_init(p->argv[i], p->envp, p->self);
-}
-
 static void close_fd(int *fd)
 {
 	if (*fd >= 0) {
@@ -392,25 +237,113 @@ static int stdin_fd(const struct sbx_pipeline *p)
 }
 
 static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
-		      const char *layer, int err)
+		      const char *what, int err)
 {
 	if (!p->error[0])
-		snprintf(p->error, sizeof p->error, "%s: %s", layer, strerror(err));
-	if (!p->error_layer)
-		p->error_layer = layer;
+		snprintf(p->error, sizeof p->error, "%s: %s", what, strerror(err));
 	free_fds(p, f);
 	p->relay = NULL;
 	sbx_pipeline_abort(p);
 	return -err;
 }
 
-int sbx_pipeline_start(struct sbx_pipeline *p)
+static const char *const layer_names[SBX_L_COUNT] = {
+	"userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
+	"workdir", "root", "proc", "rlimits", "no_new_privs", "caps",
+	"landlock", "seccomp",
+};
+
+const char *sbx_layer_name(int layer)
 {
+	return layer >= 0 && layer < SBX_L_COUNT ? layer_names[layer] : "setup";
+}
+
+int sbx_layer_from_name(const char *name, size_t len)
+{
+	for (int l = 0; l < SBX_L_COUNT; l++)
+		if (strlen(layer_names[l]) == len && !memcmp(layer_names[l], name, len))
+			return l;
+	return -1;
+}
+
+const char *sbx_net_name(enum sbx_net n)
+{
+	return n == SBX_NET_OWN ? "own" : n == SBX_NET_SHARED ? "shared" : "host";
+}
+
+static const struct { int layer; unsigned long flag; } ns_layers[] = {
+	{ SBX_L_USERNS, CLONE_NEWUSER }, { SBX_L_PIDNS, CLONE_NEWPID },
+	{ SBX_L_MOUNTNS, CLONE_NEWNS }, { SBX_L_NETNS, CLONE_NEWNET },
+	{ SBX_L_IPCNS, CLONE_NEWIPC }, { SBX_L_UTSNS, CLONE_NEWUTS },
+	{ SBX_L_CGROUPNS, CLONE_NEWCGROUP },
+};
+
+static unsigned long clone_flags(const struct sbx_policy *pol)
+{
+	unsigned long flags = 0;
+
+	for (size_t i = 0; i < sizeof ns_layers / sizeof ns_layers[0]; i++)
+		if (pol->layers & SBX_BIT(ns_layers[i].layer))
+			flags |= ns_layers[i].flag;
+	return flags;
+}
+
+/* fork(), or the block's first process in its new namespaces: a raw
+ * clone continues on a copy of our stack like fork does (the bubblewrap
+ * way), and the child is PID 1 of its PID namespace. */
+static pid_t clone_block(unsigned long flags)
+{
+	return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* Which namespace the kernel refused, by trying each alone (with the
+ * user namespace that grants the others). */
+static int refused_ns(const struct sbx_policy *pol)
+{
+	unsigned long user = pol->layers & SBX_BIT(SBX_L_USERNS) ? CLONE_NEWUSER : 0;
+
+	for (size_t i = 0; i < sizeof ns_layers / sizeof ns_layers[0]; i++) {
+		pid_t pid;
+
+		if (!(pol->layers & SBX_BIT(ns_layers[i].layer)))
+			continue;
+		pid = clone_block(user | ns_layers[i].flag);
+		if (pid == 0)
+			_exit(0);
+		if (pid < 0)
+			return ns_layers[i].layer;
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+static void release_arrays(struct sbx_pipeline *p)
+{
+	for (size_t i = 0; p->ready_fds && i < p->n; i++)
+		if (p->ready_fds[i] >= 0)
+			close(p->ready_fds[i]);
+	free(p->res);
+	free(p->pids);
+	free(p->ready_fds);
+	free(p->taps);
+	p->res = NULL;
+	p->pids = NULL;
+	p->ready_fds = NULL;
+	p->taps = NULL;
+}
+
+static int start_once(struct sbx_pipeline *p)
+{
+	const struct sbx_policy *pol = p->pol;
+	unsigned long flags = clone_flags(pol);
 	struct sbx_relay *f;
 	int go[2], in = -1;
 
 	p->self = getpid();
 	p->go_fd = -1;
+	p->error[0] = '\0';
+	p->error_layer = -1;
+	release_arrays(p);
 	p->res = calloc(p->n, sizeof *p->res);
 	p->pids = calloc(p->n, sizeof *p->pids);
 	p->ready_fds = calloc(p->n, sizeof *p->ready_fds);
@@ -438,34 +371,39 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 		return start_fail(p, f, "stdin", errno);
 	}
 	for (size_t i = 0; i < p->n; i++) {
-		int outp[2], errp[2], readyp[2], nextp[2] = { -1, -1 };
+		int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, readyp[2] = { -1, -1 },
+		    nextp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, e;
+		struct sbx_child_fds cf;
 		pid_t pid;
 
-		if (pipe2(outp, O_CLOEXEC) < 0)
-			goto sys_fail;
-		if (pipe2(errp, O_CLOEXEC) < 0) {
-			close(outp[0]);
-			close(outp[1]);
-			goto sys_fail;
+		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+		    pipe2(readyp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
+		    (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0)) {
+			e = errno;
+			for (int k = 0; k < 2; k++) {
+				close_fd(&outp[k]);
+				close_fd(&errp[k]);
+				close_fd(&readyp[k]);
+				close_fd(&syncp[k]);
+				close_fd(&nextp[k]);
+			}
+			close_fd(&in);
+			close(go[0]);
+			return start_fail(p, f, "pipe", e);
 		}
-		if (pipe2(readyp, O_CLOEXEC) < 0) {
-			close(outp[0]); close(outp[1]);
-			close(errp[0]); close(errp[1]);
-			goto sys_fail;
-		}
-		if (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0) {
-			close(outp[0]); close(outp[1]);
-			close(errp[0]); close(errp[1]);
-			close(readyp[0]); close(readyp[1]);
-			goto sys_fail;
-		}
-		pid = fork();
+		cf = (struct sbx_child_fds){
+			.in = in, .out = outp[1], .err = errp[1], .ready = readyp[1],
+			.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
+		};
+		pid = clone_block(flags);
 		if (pid == 0)
-			child_main(p, i, in, outp[1], errp[1], readyp[1], go[0]);
+			sbx_child_main(p, i, &cf);
+		e = errno;
 		close(in);
 		close(outp[1]);
 		close(errp[1]);
 		close(readyp[1]);
+		close(syncp[0]);
 		in = nextp[0];
 		f->err[i] = errp[0];
 		p->ready_fds[i] = readyp[0];
@@ -476,20 +414,37 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 			f->out = outp[0];
 		}
 		if (pid < 0) {
+			close(syncp[1]);
 			close_fd(&in);
-			goto sys_fail;
+			close(go[0]);
+			p->error_layer = flags ? refused_ns(pol) : -1;
+			snprintf(p->error, sizeof p->error, "block %zu: %s: %s", i,
+				 p->error_layer >= 0 ? sbx_layer_name(p->error_layer) : "fork",
+				 strerror(e));
+			return start_fail(p, f, "clone", e);
 		}
 		p->pids[i] = pid;
 		p->res[i].started = 1;
-		continue;
-sys_fail:
-		{
-			int e = errno;
+		if (pol->layers & SBX_BIT(SBX_L_USERNS)) {
+			char umap[48], gmap[48];
+			int rc;
 
-			close_fd(&in);
-			close(go[0]);
-			return start_fail(p, f, "spawn", e);
+			/* inside, the block is 65534; outside, the id the run's
+			 * files belong to */
+			snprintf(umap, sizeof umap, "65534 %u 1\n", (unsigned)pol->map_uid);
+			snprintf(gmap, sizeof gmap, "65534 %u 1\n", (unsigned)pol->map_gid);
+			rc = sbx_write_maps(pid, umap, gmap);
+			if (rc < 0 || write(syncp[1], "m", 1) != 1) {
+				close(syncp[1]);
+				close_fd(&in);
+				close(go[0]);
+				p->error_layer = SBX_L_USERNS;
+				snprintf(p->error, sizeof p->error, "block %zu: userns: uid/gid maps: %s",
+					 i, strerror(rc < 0 ? -rc : EIO));
+				return start_fail(p, f, "userns", rc < 0 ? -rc : EIO);
+			}
 		}
+		close(syncp[1]);
 	}
 	close(go[0]);
 
@@ -508,9 +463,12 @@ sys_fail:
 		if (r == 1 && msg[0] == 'R')
 			continue;
 		if (r > 1 && msg[0] == 'E') {
+			size_t ln;
+
 			msg[r] = '\0';
+			ln = strcspn(msg + 1, ":");
+			p->error_layer = sbx_layer_from_name(msg + 1, ln);
 			snprintf(p->error, sizeof p->error, "block %zu: %.200s", i, msg + 1);
-			p->error_layer = "setup";
 			return start_fail(p, f, "setup", EPERM);
 		}
 		snprintf(p->error, sizeof p->error,
@@ -526,6 +484,51 @@ sys_fail:
 	return 0;
 }
 
+/* Layers that cannot stand without another. */
+static unsigned with_dependents(int layer)
+{
+	unsigned bits = SBX_BIT(layer);
+
+	if (layer == SBX_L_MOUNTNS)
+		bits |= SBX_BIT(SBX_L_ROOT) | SBX_BIT(SBX_L_PROC);
+	if (layer == SBX_L_ROOT)
+		bits |= SBX_BIT(SBX_L_PROC);
+	if (layer == SBX_L_NNP)
+		bits |= SBX_BIT(SBX_L_LANDLOCK) | SBX_BIT(SBX_L_SECCOMP);
+	return bits;
+}
+
+int sbx_pipeline_start(struct sbx_pipeline *p)
+{
+	for (;;) {
+		int rc = start_once(p);
+		unsigned drop;
+
+		if (rc == 0 || p->pol->mode != SBX_BESTEFFORT || p->error_layer < 0 ||
+		    p->error_layer == SBX_L_WORKDIR)
+			return rc;
+		/* besteffort: the same setup again without what failed */
+		drop = with_dependents(p->error_layer) & p->pol->layers;
+		p->pol->layers &= ~drop;
+		p->missing |= drop;
+		if (!drop)
+			return rc;
+	}
+}
+
+/* The program's own wait status, as the block's init reported it. */
+static int init_status(int ready_fd, int status)
+{
+	char msg[1 + sizeof(int)];
+	int st;
+
+	if (ready_fd < 0 || read(ready_fd, msg, sizeof msg) != (ssize_t)sizeof msg ||
+	    msg[0] != 'S')
+		return status;
+	memcpy(&st, msg + 1, sizeof st);
+	return st;
+}
+
 static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 {
 	int status;
@@ -535,7 +538,7 @@ static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		for (size_t i = 0; i < p->n; i++) {
 			if (p->pids[i] != w)
 				continue;
-			set_result(&p->res[i], status, f->t0);
+			set_result(&p->res[i], init_status(p->ready_fds[i], status), f->t0);
 			p->pids[i] = -1;
 			(*live)--;
 			/* what the block left in its session dies with it, as
@@ -556,7 +559,7 @@ static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		kill(p->pids[i], SIGKILL);
 		p->res[i].killed = 1;
 		if (waitpid(p->pids[i], &status, 0) == p->pids[i]) {
-			set_result(&p->res[i], status, f->t0);
+			set_result(&p->res[i], init_status(p->ready_fds[i], status), f->t0);
 			(*live)--;
 		}
 		p->pids[i] = -1;
@@ -869,16 +872,6 @@ void sbx_pipeline_free(struct sbx_pipeline *p)
 		jbuf_free(&p->res[i].err);
 	for (size_t i = 0; p->taps && i < p->n; i++)
 		jbuf_free(&p->taps[i].data);
-	for (size_t i = 0; p->ready_fds && i < p->n; i++)
-		if (p->ready_fds[i] >= 0)
-			close(p->ready_fds[i]);
 	jbuf_free(&p->out);
-	free(p->res);
-	free(p->taps);
-	free(p->pids);
-	free(p->ready_fds);
-	p->res = NULL;
-	p->taps = NULL;
-	p->pids = NULL;
-	p->ready_fds = NULL;
+	release_arrays(p);
 }

@@ -1,0 +1,361 @@
+/* A block's processes. The first one (created by the handler with the
+ * block's namespaces, so PID 1 of its PID namespace) builds the root and
+ * stays as the block's minimal init; the program process it forks
+ * applies the per-process layers in the order that works — rlimits, the
+ * uid, the parent-death signal, descriptors, no_new_privs, capabilities,
+ * Landlock, seccomp last — reports "setup finished" and waits for the
+ * handler's go before it execs. The handler is single-threaded, so after
+ * fork any libc call is safe here; raise() and abort() are not, since a
+ * raw clone leaves libc's cached thread id stale. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/child.h"
+
+static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* "E<layer>: <reason>" on the ready pipe: the handler refuses the run
+ * naming the layer (native) or retries without it (besteffort). */
+__attribute__((noreturn))
+static void child_fail(int ready_fd, const char *layer, int err)
+{
+	char msg[200];
+	int n = snprintf(msg, sizeof msg, "E%s: %s", layer, strerror(err));
+
+	if (n > 0)
+		write_all(ready_fd, msg, (size_t)n);
+	_exit(126);
+}
+
+__attribute__((noreturn))
+static void child_exec(char *const argv[], char *const envp[])
+{
+	int err = ENOENT;
+
+	if (strchr(argv[0], '/')) {
+		execve(argv[0], argv, envp);
+		err = errno;
+	} else {
+		for (size_t i = 0; i < sizeof exec_path / sizeof exec_path[0]; i++) {
+			char path[512];
+
+			snprintf(path, sizeof path, "%s/%s", exec_path[i], argv[0]);
+			execve(path, argv, envp);
+			if (errno != ENOENT)
+				err = errno;
+		}
+	}
+	dprintf(2, "codellm: cannot execute %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+static char *join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+static char *subst_file(const char *arg, const char *file)
+{
+	const char *at = strstr(arg, "{file}");
+	char *head, *out;
+
+	if (!at)
+		return strdup(arg);
+	head = strndup(arg, (size_t)(at - arg));
+	if (!head)
+		return NULL;
+	out = malloc(strlen(head) + strlen(file) + strlen(at + 6) + 1);
+	if (out)
+		sprintf(out, "%s%s%s", head, file, at + 6);
+	free(head);
+	return out;
+}
+
+/* The block's whole environment (SPEC §7); nothing is inherited. */
+static char **build_env(const struct sbx_pipeline *p, const char *work)
+{
+	char **env = calloc(10, sizeof *env);
+	size_t n = 0;
+
+	if (!env)
+		return NULL;
+	env[n++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+	env[n++] = join("HOME=", work);
+	env[n++] = join("TMPDIR=", work);
+	env[n++] = strdup("LANG=C.UTF-8");
+	env[n++] = strdup("PYTHONHASHSEED=0");
+	env[n++] = strdup("PYTHONDONTWRITEBYTECODE=1");
+	if (p->pol->has_bag) {
+		char *w = join(work, "/" SBX_BAG_NAME);
+
+		env[n++] = w ? join("FLEET_INPUT=", w) : NULL;
+		free(w);
+	}
+	if (p->unbuffered)
+		env[n++] = strdup("PYTHONUNBUFFERED=1");
+	for (size_t i = 0; i < n; i++)
+		if (!env[i])
+			return NULL;
+	return env;
+}
+
+static char **build_argv(const struct sbx_pipeline *p, size_t i, const char *code)
+{
+	char *const *t = p->argv[i];
+	char *file = malloc(strlen(code) + strlen(p->files[i]) + 2);
+	char **argv;
+	size_t n = 0;
+
+	while (t[n])
+		n++;
+	argv = calloc(n + 1, sizeof *argv);
+	if (!file || !argv)
+		return NULL;
+	sprintf(file, "%s/%s", code, p->files[i]);
+	for (size_t k = 0; k < n; k++)
+		if (!(argv[k] = subst_file(t[k], file)))
+			return NULL;
+	return argv;
+}
+
+/* The handler is gone when every write end of the go pipe is closed. */
+static int handler_alive(int go_fd)
+{
+	struct pollfd pfd = { .fd = go_fd, .events = POLLIN };
+
+	return !(poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR)));
+}
+
+__attribute__((noreturn))
+static void program(const struct sbx_pipeline *p, size_t i,
+		    const struct sbx_child_fds *f, pid_t init)
+{
+	const struct sbx_policy *pol = p->pol;
+	unsigned L = pol->layers;
+	int root = !!(L & SBX_BIT(SBX_L_ROOT));
+	const char *work = root ? SBX_IN_WORK : pol->work;
+	const char *code = root ? SBX_IN_CODE : pol->code;
+	static const char *const exec_paths[] = {
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
+	};
+	const char *ro_paths[] = { "/etc", code, "/proc", NULL };
+	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
+	static const char *const dev_rw[] = { "/dev/null", "/dev/full", NULL };
+	struct sbx_landlock_spec ll = {
+		.exec_paths = exec_paths, .ro_paths = ro_paths, .dev_ro = dev_ro,
+		.dev_rw = dev_rw, .rw_path = work, .allow_network = pol->allow_network,
+	};
+	sigset_t none;
+	char **argv, **envp, go;
+	int rc;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* rlimits first: they bind everything after, the program's own
+	 * children too (RLIMIT_NPROC counts per user namespace) */
+	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = sbx_rlimits_apply(&pol->lim)) < 0)
+		child_fail(f->ready, "rlimits", -rc);
+	/* uid/gid 65534: a user namespace maps it already; a root handler
+	 * without one must drop to it */
+	if (!(L & SBX_BIT(SBX_L_USERNS)) && geteuid() == 0 &&
+	    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	     setresuid(65534, 65534, 65534) < 0))
+		child_fail(f->ready, "userns", errno);
+	/* after the uid change, which clears it; the check closes the race
+	 * with an init that died before prctl */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != init)
+		_exit(126);
+	/* only 0-2 reach the program: the rest (the connection, the
+	 * listening socket, the key file, these pipes) close at exec */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(f->ready, "fds", errno);
+	argv = build_argv(p, i, code);
+	envp = build_env(p, work);
+	if (!argv || !envp)
+		child_fail(f->ready, "memory", ENOMEM);
+	/* no_new_privs before Landlock and seccomp, which need it, and so
+	 * no setuid binary under the bound /usr gains anything */
+	if ((L & SBX_BIT(SBX_L_NNP)) &&
+	    (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	     prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1))
+		child_fail(f->ready, "no_new_privs", errno ? errno : EPERM);
+	if ((L & SBX_BIT(SBX_L_CAPS)) && (rc = sbx_caps_drop()) < 0)
+		child_fail(f->ready, "caps", -rc);
+	if ((L & SBX_BIT(SBX_L_LANDLOCK)) && (rc = sbx_landlock_apply(&ll)) < 0)
+		child_fail(f->ready, "landlock", -rc);
+	/* seccomp last: everything above needed calls it denies */
+	if ((L & SBX_BIT(SBX_L_SECCOMP)) && (rc = sbx_seccomp_apply(&pol->bpf)) < 0)
+		child_fail(f->ready, "seccomp", -rc);
+	if (write_all(f->ready, "R", 1) < 0)
+		_exit(126);
+	/* phase two: nothing runs until the handler says so */
+	if (read(f->go_rd, &go, 1) != 1 || go != 'G')
+		_exit(126);
+	child_exec(argv, envp);
+}
+
+/* The block's init: a subreaper for everything the program starts; when
+ * the program ends, or the handler dies (its parent-death signal is a
+ * caught SIGTERM), it kills all of it and ends the way the program
+ * ended. In a PID namespace it is PID 1, and its exit takes the whole
+ * namespace with it. */
+__attribute__((noreturn))
+static void init_wait(pid_t prog, int ready_fd)
+{
+	sigset_t wait_set;
+	siginfo_t si;
+	pid_t self = getpid(), w;
+	int status = 0, st, done = 0, sig = 0;
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, SIGTERM);
+	sigaddset(&wait_set, SIGINT);
+	sigaddset(&wait_set, SIGHUP);
+	/* the pipes must reach EOF when the program and its children
+	 * close them, not stay open here; the ready pipe carries the
+	 * program's wait status back */
+	if (ready_fd > 0)
+		close_range(0, (unsigned)ready_fd - 1, 0);
+	close_range((unsigned)ready_fd + 1, ~0U, 0);
+	while (!done) {
+		if (sigwaitinfo(&wait_set, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD) {
+			sig = si.si_signo;
+			break;
+		}
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == prog) {
+				status = st;
+				done = 1;
+			}
+	}
+	sbx_kill_descendants();
+	/* "S" and the raw wait status: PID 1 of a namespace cannot end by
+	 * its own signal, so the handler learns it this way */
+	if (!sig) {
+		char msg[1 + sizeof status];
+
+		msg[0] = 'S';
+		memcpy(msg + 1, &status, sizeof status);
+		write_all(ready_fd, msg, sizeof msg);
+		sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	}
+	if (sig) {
+		struct rlimit no_core = { 0, 0 };
+		sigset_t one;
+
+		/* end by the same signal, so the handler sees what the
+		 * program saw; no core file of this process. PID 1 of a
+		 * namespace ignores its own signals, so the exit status
+		 * then says 128+N instead. */
+		setrlimit(RLIMIT_CORE, &no_core);
+		signal(sig, SIG_DFL);
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		kill(self, sig);
+		_exit(128 + sig);
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+}
+
+void sbx_child_main(const struct sbx_pipeline *p, size_t i,
+		    const struct sbx_child_fds *f)
+{
+	const struct sbx_policy *pol = p->pol;
+	unsigned L = pol->layers;
+	sigset_t wait_set;
+	const char *layer;
+	pid_t prog, self;
+	char sync;
+	int rc;
+
+	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
+	 * programs expect the defaults */
+	signal(SIGPIPE, SIG_DFL);
+	/* our copy of the go pipe's write end would hide the handler's
+	 * death from the read below */
+	close(f->go_wr);
+	if (L & SBX_BIT(SBX_L_USERNS)) {
+		/* the handler writes our uid/gid maps, then says so */
+		if (read(f->sync, &sync, 1) != 1 || sync != 'm')
+			_exit(126);
+		/* become the mapped ids (a root handler's 0 is not mapped
+		 * here): files this process makes need a mapped owner, and
+		 * capabilities stay, as no uid 0 exists in this namespace */
+		if (setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			child_fail(f->ready, "userns", errno);
+	}
+	/* its own session: no controlling terminal to inject into
+	 * (TIOCSTI), and a process group the handler can kill whole */
+	if (setsid() < 0)
+		child_fail(f->ready, "setsid", errno);
+	if (dup2(f->in, 0) < 0 || dup2(f->out, 1) < 0 || dup2(f->err, 2) < 0)
+		child_fail(f->ready, "stdio", errno);
+	if (L & SBX_BIT(SBX_L_ROOT)) {
+		if ((rc = sbx_block_root(pol, i, &layer)) < 0)
+			child_fail(f->ready, layer, -rc);
+	} else if (chdir(pol->work) < 0) {
+		child_fail(f->ready, "workdir", errno);
+	}
+	if ((L & SBX_BIT(SBX_L_UTSNS)) && sethostname("codellm", 7) < 0)
+		child_fail(f->ready, "utsns", errno);
+
+	sigemptyset(&wait_set);
+	sigaddset(&wait_set, SIGCHLD);
+	sigaddset(&wait_set, SIGTERM);
+	sigaddset(&wait_set, SIGINT);
+	sigaddset(&wait_set, SIGHUP);
+	/* SIGTERM is this process's parent-death signal: caught, so a dying
+	 * handler still has the whole block killed */
+	if (sigprocmask(SIG_BLOCK, &wait_set, NULL) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+		child_fail(f->ready, "pdeathsig", errno);
+	if (!handler_alive(f->go_rd))
+		_exit(126);
+	self = getpid();
+	prog = fork();
+	if (prog < 0)
+		child_fail(f->ready, "fork", errno);
+	if (prog == 0)
+		program(p, i, f, self);
+	init_wait(prog, f->ready);
+}

@@ -1,0 +1,57 @@
+/* rlimits and capabilities of the program process. */
+#include <errno.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+static int set1(int res, rlim_t v)
+{
+	struct rlimit r = { v, v };
+
+	return setrlimit(res, &r) < 0 ? -errno : 0;
+}
+
+int sbx_rlimits_apply(const struct sbx_limits *l)
+{
+	int rc;
+
+	/* RLIMIT_DATA, not AS, is the memory knob: V8 reserves ~10 GiB of
+	 * address space for WebAssembly; AS is only a backstop. */
+	if ((rc = set1(RLIMIT_DATA, l->memory)) ||
+	    (rc = set1(RLIMIT_AS, l->address_space)) ||
+	    (rc = set1(RLIMIT_FSIZE, l->file_bytes)) ||
+	    (rc = set1(RLIMIT_NPROC, l->procs)) ||
+	    (rc = set1(RLIMIT_NOFILE, l->open_files)) ||
+	    (rc = set1(RLIMIT_CPU, l->cpu_s)) ||
+	    (rc = set1(RLIMIT_CORE, 0)))
+		return rc;
+	return 0;
+}
+
+int sbx_caps_drop(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	/* the bounding set first (needs CAP_SETPCAP, which is about to go),
+	 * then ambient, then the permitted/effective/inheritable sets */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	/* verify: nothing effective or permitted remains */
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -errno;
+	if (data[0].effective || data[0].permitted || data[1].effective ||
+	    data[1].permitted)
+		return -EPERM;
+	return 0;
+}
