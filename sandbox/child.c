@@ -152,6 +152,17 @@ static char **build_argv(const struct sbx_pipeline *p, size_t i, const char *cod
 	return argv;
 }
 
+static void keep_only(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+
+	if (lo > 3)
+		close_range(3, (unsigned)lo - 1, 0);
+	if (hi > lo + 1)
+		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+	close_range((unsigned)hi + 1, ~0U, 0);
+}
+
 /* The handler is gone when every write end of the go pipe is closed. */
 static int handler_alive(int go_fd)
 {
@@ -190,8 +201,8 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = sbx_rlimits_apply(&pol->lim)) < 0)
 		child_fail(f->ready, "rlimits", -rc);
 	/* uid/gid 65534: a user namespace maps it already; a root handler
-	 * without one must drop to it */
-	if (!(L & SBX_BIT(SBX_L_USERNS)) && geteuid() == 0 &&
+	 * without one must drop to it (not with --sandbox off: bare) */
+	if (pol->mode != SBX_OFF && !(L & SBX_BIT(SBX_L_USERNS)) && geteuid() == 0 &&
 	    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
 	     setresuid(65534, 65534, 65534) < 0))
 		child_fail(f->ready, "userns", errno);
@@ -329,6 +340,10 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		child_fail(f->ready, "setsid", errno);
 	if (dup2(f->in, 0) < 0 || dup2(f->out, 1) < 0 || dup2(f->err, 2) < 0)
 		child_fail(f->ready, "stdio", errno);
+	/* Everything else the handler had open (the other blocks' pipes,
+	 * the connection) goes now, before any limit on open files
+	 * applies; only the ready and go pipes stay, until exec. */
+	keep_only(f->ready, f->go_rd);
 	if (L & SBX_BIT(SBX_L_ROOT)) {
 		if ((rc = sbx_block_root(pol, i, &layer)) < 0)
 			child_fail(f->ready, layer, -rc);

@@ -188,7 +188,7 @@ class Server:
     options. Each run gets its own TMPDIR (`runs`), so a test can check that
     no run directory is left behind."""
 
-    def __init__(self, *args, inetd=False, key=True, sandbox="off",
+    def __init__(self, *args, inetd=False, key=True, sandbox=None,
                  allowed=ALL_LANGS, env=None, handler=None):
         self.tmp = tempfile.mkdtemp(prefix="codellm-test-")
         self.runs = os.path.join(self.tmp, "runs")
@@ -369,3 +369,38 @@ def unprivileged_server(*args, **kw):
     os.chown(s.keyfile, NOBODY, NOBODY)
     s.wrap_dir = wrap_dir
     return s
+
+
+def descendants(pid):
+    """PIDs of every process below `pid` (by the parent links in /proc)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, "rb") as f:
+                st = f.read()
+            parent[int(d)] = int(st[st.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    out, frontier = [], {pid}
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier and p not in out]
+        out += kids
+        frontier = set(kids)
+    return out
+
+
+def block_processes(server):
+    """Processes running a block file of this server (sandboxed: /code/...,
+    --sandbox off: under the server's run directory)."""
+    found = []
+    for p in descendants(server.proc.pid):
+        try:
+            with open("/proc/%d/cmdline" % p, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"/code/block-" in cmd or server.runs.encode() + b"/" in cmd:
+            found.append(p)
+    return found

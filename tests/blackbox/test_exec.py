@@ -161,15 +161,18 @@ with Server("--timeout", "10") as s:
     # block 0 prints, sleeps 1 s, prints; block 1 stamps each line as it
     # arrives. A fused or store-and-forward pipeline would deliver both at
     # once, after block 0 ended.
+    # a process is told apart by its PID namespace and pid: every block
+    # of a sandboxed run has a PID namespace of its own
     prod = ("import os, sys, time\n"
-            "print('first', os.getpid(), time.time(), flush=True)\n"
+            "me = os.readlink('/proc/self/ns/pid')[5:-1] + str(os.getpid())\n"
+            "print('first', me, time.time(), flush=True)\n"
             "time.sleep(1.2)\n"
-            "print('second', os.getpid(), time.time(), flush=True)\n")
+            "print('second', me, time.time(), flush=True)\n")
     cons = ("import os, sys, time, json\n"
             "got = []\n"
             "for line in sys.stdin:\n"
             "    got.append([time.time(), line.split()])\n"
-            "print(json.dumps({'pid': os.getpid(), 'got': got, 'end': time.time()}))\n")
+            "print(json.dumps({'pid': os.readlink('/proc/self/ns/pid')[5:-1] + str(os.getpid()), 'got': got, 'end': time.time()}))\n")
     r = s.run(block("python", prod) + block("python", cons))
     try:
         j = json.loads(content(r))
@@ -179,18 +182,20 @@ with Server("--timeout", "10") as s:
               b_recv - a_recv > 0.9 and a_recv < float(b[2]) - 0.9)
         t.ok(ok, "pipeline streams: block 1 got the first line >0.9 s before block 0 wrote its last",
              json.dumps(j))
-        pids = {int(a[1]), int(j["pid"])}
+        pids = {a[1], j["pid"]}
         t.ok(len(pids) == 2, "each block is its own process (different pids)", repr(pids))
     except Exception as e:
         t.ok(False, "pipeline streams", "%r %r" % (e, r.body[:800]))
         t.ok(False, "each block is its own process (different pids)")
 
     # three interpreters, three pids ($$, getpid, process.pid)
-    r = s.run(block("bash", "echo $$") +
-              block("python", "import os,sys\nsys.stdout.write(sys.stdin.read())\nprint(os.getpid())") +
-              block("node", "process.stdout.write(require('fs').readFileSync(0));\nconsole.log(process.pid)"))
+    r = s.run(block("bash", "echo $(readlink /proc/self/ns/pid)-$$") +
+              block("python", "import os,sys\nsys.stdout.write(sys.stdin.read())\n"
+                    "print(os.readlink('/proc/self/ns/pid') + '-' + str(os.getpid()))") +
+              block("node", "process.stdout.write(require('fs').readFileSync(0));\n"
+                    "console.log(require('fs').readlinkSync('/proc/self/ns/pid') + '-' + process.pid)"))
     pids = (content(r) or "").split()
-    t.ok(len(pids) == 3 and len(set(pids)) == 3 and all(p.isdigit() for p in pids),
+    t.ok(len(pids) == 3 and len(set(pids)) == 3 and all(p.startswith("pid:[") for p in pids),
          "bash | python | node: three distinct processes", repr(content(r)))
     # block 1 starts while block 0 is still running
     r = s.run(block("bash", "sleep 1; echo done0") +
@@ -483,13 +488,13 @@ with Server("--keepalive-interval", "1") as s:
 # ---- a client that disconnects mid-run ---------------------------------------------
 with Server("--timeout", "60") as s:
     c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
-                      block("bash", "sleep " + U + ".567") + block("python", "import time, sys\nsys.stdin.read()\ntime.sleep(" + U + ".5671)")}]})
+                      block("bash", "sleep " + U + ".567") + block("python", "import subprocess, sys\np = subprocess.Popen(['sleep', '" + U + ".5671'])\nsys.stdin.read()\np.wait()")}]})
     up = wait_procs("sleep " + U + ".567")
-    py = wait_procs(s.runs + "/codellm.")
+    py = wait_procs(U + ".5671")
     c.close()
     t.ok(up != [] and py != [], "disconnect case: the blocks are running", repr((up, py)))
-    t.ok(wait_gone("sleep " + U + ".567", 5) and wait_gone(s.runs + "/codellm.", 5),
-         "client disconnect mid-run: every block is killed", repr(procs_matching(s.runs + "/codellm.")))
+    t.ok(wait_gone(U + ".567", 5),
+         "client disconnect mid-run: every block is killed", repr(procs_matching(U + ".567")))
     t.eq(s.leftovers(), [], "client disconnect mid-run: the run directory is removed")
     kill_leftovers(U + ".567")
 
@@ -511,15 +516,15 @@ with Server("--timeout", "60") as s:
 with Server("--timeout", "60") as s:
     c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
                       block("bash", "sleep " + U + ".601 &\nsetsid sleep " + U + ".602 &\nsleep " + U + ".603") +
-                      block("python", "import time, sys\ntime.sleep(" + U + ".6)")}]})
-    running = wait_procs("sleep " + U + ".603") and wait_procs("sleep " + U + ".602") and wait_procs(s.runs + "/codellm.")
+                      block("python", "import subprocess, sys\nsubprocess.run(['sleep', '" + U + ".6'])")}]})
+    running = wait_procs("sleep " + U + ".603") and wait_procs("sleep " + U + ".602") and wait_procs("sleep " + U + ".6 ")
     hp = handler_pid(s)
     t.ok(bool(running) and hp is not None, "SIGTERM case: the run is going (handler %s)" % hp)
     if hp:
         os.kill(hp, signal.SIGTERM)
     out = read_all(c, 10)
     c.close()
-    t.ok(wait_gone(U + ".60", 5) and wait_gone(s.runs + "/codellm.", 5),
+    t.ok(wait_gone(U + ".60", 5) and wait_gone("sleep " + U + ".6 ", 5),
          "SIGTERM to the handler: every process it made dies", repr(procs_matching(U + ".60")))
     t.eq(s.leftovers(), [], "SIGTERM to the handler: the run directory is removed")
     deadline = time.time() + 5
@@ -536,22 +541,21 @@ with Server("--timeout", "60") as s:
 with Server("--timeout", "60") as s:
     c = open_chat(s, {"model": "x", "messages": [{"role": "user", "content":
                       block("bash", "exec sleep " + U + ".701") +
-                      block("python", "import time\ntime.sleep(" + U + ".702)") +
+                      block("python", "import subprocess, sys\nsubprocess.run(['sleep', '" + U + ".702'])") +
                       block("bash", "sleep " + U + ".703\necho after")}]})
-    running = (wait_procs("sleep " + U + ".701") and wait_procs(s.runs + "/codellm.") and wait_procs("sleep " + U + ".703"))
+    running = (wait_procs("sleep " + U + ".701") and wait_procs(U + ".702") and wait_procs("sleep " + U + ".703"))
     hp = handler_pid(s)
     t.ok(bool(running) and hp is not None, "SIGKILL case: the run is going")
     if hp:
         os.kill(hp, signal.SIGKILL)
     c.close()
-    t.ok(wait_gone("sleep " + U + ".701", 5) and wait_gone(s.runs + "/codellm.", 5),
+    t.ok(wait_gone("sleep " + U + ".701", 5) and wait_gone(U + ".702", 5),
          "SIGKILL of the handler: its blocks die too (parent-death signal)",
-         repr((procs_matching(U + ".70"), procs_matching(s.runs + "/codellm."))))
+         repr(procs_matching(U + ".70")))
     t.ok(wait_gone("sleep " + U + ".703", 5),
          "SIGKILL of the handler: what a block spawned (bash's sleep) dies too",
          repr(procs_matching(U + ".703")))
     kill_leftovers(U + ".70")
-    kill_leftovers(s.runs + "/codellm.")
 
 # ---- environment, descriptors, working directory --------------------------------------
 creds = tempfile.mkdtemp(prefix="codellm-creds-")
@@ -572,8 +576,7 @@ with Server(env={"SECRET_TOKEN": "x", "CREDENTIALS_DIRECTORY": creds, "CODELLM_T
     t.ok("SECRET_TOKEN" not in env and "CREDENTIALS_DIRECTORY" not in env and
          not any(k.startswith(("CODELLM_", "LISTEN_")) for k in env),
          "nothing of the handler's environment (SECRET_TOKEN, CREDENTIALS_DIRECTORY, CODELLM_*, LISTEN_*)")
-    t.ok(cwd.startswith(s.runs + "/") and os.path.basename(cwd) == "work",
-         "the working directory is the run's workdir (%s)" % cwd)
+    t.eq(cwd, "/work", "the working directory is the run's workdir, /work inside the block's root")
     r = s.chat({"model": "x", "messages": [
         {"role": "user", "name": "fleet_input", "content": "{\"bag\": 1}"},
         {"role": "user", "content": block("python", envcode)}]})
@@ -629,7 +632,12 @@ plant = ("import os\n"
          "os.chdir(cwd)\n"
          "os.chmod(cwd, 0)\n"
          "print('planted', os.stat(C).st_nlink)\n") % (canary, canary_dir)
-with Server("--timeout", "60") as s:
+# The handler's own removal of an on-disk run directory (no bounded-tmpfs
+# layer, as --sandbox off and besteffort without user namespaces use):
+# with --sandbox off the block sees the host and can point links at the
+# test's canary. (Sandboxed, the run directory is a tmpfs that is
+# unmounted, and no host path is visible to plant a link to.)
+with Server("--timeout", "60", sandbox="off") as s:
     r = s.run(block("python", plant))
     t.eq(content(r), "planted 2\n", "the block planted links, a FIFO, locked and 2000-deep directories",
          )
@@ -653,7 +661,7 @@ with Server("--timeout", "60") as s:
 # chmod 000 directories (the workdir itself too) must be opened up
 os.chmod(canary_dir, 0o755)
 os.chown(canary, NOBODY, NOBODY)
-with unprivileged_server("--timeout", "60") as s:
+with unprivileged_server("--timeout", "60", sandbox="off") as s:
     r = s.run(block("python", plant.replace("2000", "300") +
                     "import os\nprint(os.geteuid())\n"))
     t.eq(content(r), "planted 2\n%d\n" % (NOBODY if os.geteuid() == 0 else os.geteuid()),
@@ -731,11 +739,13 @@ with Server("--timeout", "30") as s:
          and c["duration_ms"] >= 0 and c.get("stderr") == "" and c.get("blocks") == 1,
          "seed example: codellm exit_code 0, timed_out false, duration_ms, stderr '', blocks 1", repr(c))
     sb = c.get("sandbox") or {}
-    t.ok(sb.get("mode") == "off" and isinstance(sb.get("layers"), list) and isinstance(sb.get("missing"), list)
+    t.ok(sb.get("mode") == "native" and isinstance(sb.get("layers"), list) and isinstance(sb.get("missing"), list)
          and sb.get("net") in ("own", "shared") and not set(sb.get("layers") or []) & set(sb.get("missing") or []),
-         "seed example: sandbox {mode off, layers, missing, net}", repr(sb))
-    t.ok(sb.get("layers") == [] and sb.get("net") == "shared",
-         "seed example: --sandbox off applies no layer and shares the network", repr(sb))
+         "seed example: sandbox {mode native, layers, missing, net}", repr(sb))
+    t.ok(set(sb.get("layers") or []) >= {"userns", "pidns", "mountns", "ipcns", "utsns", "cgroupns", "root",
+                                          "proc", "rlimits", "no_new_privs", "caps", "landlock", "seccomp"}
+         and sb.get("missing") == [],
+         "seed example: native mode applied every layer", repr(sb))
     br = (c.get("block_results") or [{}])[0]
     keys = {"index", "lang", "exit_code", "signal", "timed_out", "duration_ms", "stderr", "stdout_bytes"}
     t.ok(keys <= set(br) and br["index"] == 0 and br["lang"] == "python" and br["exit_code"] == 0

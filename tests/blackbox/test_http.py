@@ -117,9 +117,7 @@ def no_children(s, wait=3.0):
 
 
 def block_procs(s):
-    """Processes running a block of this server (their argv names a file
-    under the server's run directory); the server itself excluded."""
-    return [p for p in procs_matching(s.runs + "/") if p != s.proc.pid]
+    return block_processes(s)
 
 
 def connect(s, timeout=5):

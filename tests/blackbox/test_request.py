@@ -68,7 +68,10 @@ def touch_block(name, lang="python"):
     return block("bash", "echo ran > %s\necho %s" % (marker(name), name))
 
 
-with Server("--timeout", "30") as s:
+# Blocks that must leave a trace on the host (marker files proving what
+# ran and what did not) go to a --sandbox off server: harmless code, and
+# the rules under test are the same in every mode.
+with Server("--timeout", "30") as s, Server("--timeout", "30", sandbox="off") as m:
     # ---- content forms -------------------------------------------------------
     r = chat(s, [msg("user", "```python\nprint('string content')\n```")])
     t.eq((r.status, content(r)), (200, "string content\n"), "content as a string")
@@ -140,7 +143,7 @@ with Server("--timeout", "30") as s:
     # ---- which message is the code --------------------------------------------------
     for f in os.listdir(marks):
         os.unlink(os.path.join(marks, f))
-    r = chat(s, [msg("user", touch_block("early")),
+    r = chat(m, [msg("user", touch_block("early")),
                  msg("user", touch_block("late")),
                  msg("user", "and a note\n```json\n{\"x\": 1}\n```\n")])
     t.eq(content(r), "late\n", "the code message is the last system/user message with a runnable block")
@@ -260,26 +263,26 @@ with Server("--timeout", "30") as s:
     # ---- the re-execution guard ---------------------------------------------------------
     for f in os.listdir(marks):
         os.unlink(os.path.join(marks, f))
-    r = chat(s, [msg("user", touch_block("guard-assistant")), msg("assistant", "I ran it")])
+    r = chat(m, [msg("user", touch_block("guard-assistant")), msg("assistant", "I ran it")])
     t.ok(r.status == 200 and content(r) == "" and field(r, "choices", 0, "finish_reason") == "stop",
          "assistant message after the code message → 200, empty content, stop", r.body[:500])
     t.ok(not os.path.exists(marker("guard-assistant")), "… and nothing ran")
     t.eq((field(r, "codellm", "blocks"), field(r, "codellm", "block_results")), (0, []),
          "… and codellm reports no block run")
-    r = chat(s, [msg("user", touch_block("guard-tool", "bash")),
+    r = chat(m, [msg("user", touch_block("guard-tool", "bash")),
                  {"role": "assistant", "content": None,
                   "tool_calls": [{"id": "call_0", "type": "function", "function": {"name": "x", "arguments": "{}"}}]},
                  {"role": "tool", "tool_call_id": "call_0", "content": "done"}])
     t.ok(r.status == 200 and content(r) == "" and field(r, "choices", 0, "finish_reason") == "stop"
          and not os.path.exists(marker("guard-tool")),
          "tool message after the code message → 200, empty, nothing ran", r.body[:500])
-    r = chat(s, [msg("user", touch_block("guard-user")), msg("assistant", "ok"), msg("user", "thanks")])
+    r = chat(m, [msg("user", touch_block("guard-user")), msg("assistant", "ok"), msg("user", "thanks")])
     t.ok(r.status == 200 and content(r) == "" and not os.path.exists(marker("guard-user")),
          "assistant then a plain user message after the code → still nothing runs")
-    r = chat(s, [msg("assistant", "earlier turn"), msg("user", touch_block("guard-before"))])
+    r = chat(m, [msg("assistant", "earlier turn"), msg("user", touch_block("guard-before"))])
     t.ok(content(r) == "guard-before\n" and os.path.exists(marker("guard-before")),
          "an assistant message BEFORE the code message does not stop the run")
-    r = chat(s, [msg("user", touch_block("guard-old")), msg("assistant", "ran"),
+    r = chat(m, [msg("user", touch_block("guard-old")), msg("assistant", "ran"),
                  msg("user", touch_block("guard-new"))])
     t.ok(content(r) == "guard-new\n" and os.path.exists(marker("guard-new"))
          and not os.path.exists(marker("guard-old")),
@@ -287,7 +290,7 @@ with Server("--timeout", "30") as s:
     t.eq(s.leftovers(), [], "no run directory left")
 
 # ---- --max-blocks ------------------------------------------------------------------------
-with Server("--max-blocks", "2") as s:
+with Server("--max-blocks", "2", sandbox="off") as s:
     for f in os.listdir(marks):
         os.unlink(os.path.join(marks, f))
     r = chat(s, [msg("user", touch_block("mb1") + touch_block("mb2") + touch_block("mb3"))])
@@ -297,7 +300,7 @@ with Server("--max-blocks", "2") as s:
     t.eq((r.status, content(r)), (200, "two\n"), "--max-blocks 2 with 2 runnable blocks (+1 skipped) → 200")
 
 # ---- the allowlist ---------------------------------------------------------------------
-with Server(allowed="python") as s:
+with Server(allowed="python", sandbox="off") as s:
     for f in os.listdir(marks):
         os.unlink(os.path.join(marks, f))
     r = chat(s, [msg("user", touch_block("al-py") + touch_block("al-sh", "bash"))])
@@ -312,7 +315,7 @@ with Server(allowed="python") as s:
     is_error(r, 403, "model bash with an unlabeled fence, bash not allowed → 403", contains=("bash",))
 
 for allowed, name in ((None, "no --allowed-programs"), ("", "--allowed-programs ''")):
-    with Server(allowed=allowed) as s:
+    with Server(allowed=allowed, sandbox="off") as s:
         for f in os.listdir(marks):
             os.unlink(os.path.join(marks, f))
         r = chat(s, [msg("user", touch_block("empty-allow"))])
