@@ -40,7 +40,7 @@ DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang
 
-.PHONY: all run check sanitize fuzz install uninstall clean deps deps-check \
+.PHONY: all run check sanitize fuzz bench install uninstall clean deps deps-check \
 	unit replay blackbox lint-man
 
 all: $(BIN)
@@ -96,6 +96,11 @@ fuzz: deps-check
 		clang -std=gnu11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) -I. \
 			-o tests/fuzz/libfuzzer_$$t tests/fuzz/fuzz_$$t.c $(LIB) $(PKG_LIBS) || exit 1; \
 	done
+
+# What confinement costs, as ratios against --sandbox off in the same run.
+bench: deps-check
+	$(MAKE) all
+	/usr/bin/python3 tests/bench/bench.py
 
 lint-man:
 	mandoc -Tlint -W warning man/*.[0-9]
