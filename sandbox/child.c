@@ -202,10 +202,15 @@ static void program(const struct sbx_pipeline *p, size_t i,
 		child_fail(f->ready, "rlimits", -rc);
 	/* uid/gid 65534: a user namespace maps it already; a root handler
 	 * without one must drop to it (not with --sandbox off: bare) */
-	if (pol->mode != SBX_OFF && !(L & SBX_BIT(SBX_L_USERNS)) && geteuid() == 0 &&
-	    (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-	     setresuid(65534, 65534, 65534) < 0))
-		child_fail(f->ready, "userns", errno);
+	if (pol->mode != SBX_OFF && !(L & SBX_BIT(SBX_L_USERNS)) && geteuid() == 0) {
+		/* the bounding set can only be emptied while CAP_SETPCAP is
+		 * still held, so before the uid change takes it */
+		if ((L & SBX_BIT(SBX_L_CAPS)) && (rc = sbx_bounding_drop()) < 0)
+			child_fail(f->ready, "caps", -rc);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			child_fail(f->ready, "userns", errno);
+	}
 	/* after the uid change, which clears it; the check closes the race
 	 * with an init that died before prctl */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != init)

@@ -32,16 +32,31 @@ int sbx_rlimits_apply(const struct sbx_limits *l)
 	return 0;
 }
 
+/* Empties the bounding set; dropping needs CAP_SETPCAP even for a
+ * capability already gone, so only those still there are dropped. */
+int sbx_bounding_drop(void)
+{
+	for (int cap = 0; cap <= 63; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0)
+			break;	/* past the last capability */
+		if (in == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int sbx_caps_drop(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
+	int rc;
 
 	/* the bounding set first (needs CAP_SETPCAP, which is about to go),
 	 * then ambient, then the permitted/effective/inheritable sets */
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return -errno;
+	if ((rc = sbx_bounding_drop()) < 0)
+		return rc;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		return -errno;

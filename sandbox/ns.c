@@ -392,7 +392,8 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 	 * a full one is visible. Read-only: /proc/sys and sysrq-trigger
 	 * cannot be written. */
 	*ret_layer = "proc";
-	if (mount("proc", "proc", "proc",
+	if ((pol->layers & SBX_BIT(SBX_L_PROC)) &&
+	    mount("proc", "proc", "proc",
 		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) < 0)
 		return -errno;
 	*ret_layer = "root";

@@ -70,6 +70,16 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 			return fail(-1, -rc, ret_layer, msg, msglen, "the run's directory");
 		pol->map_uid = geteuid();
 		pol->map_gid = getegid();
+		/* a root handler's blocks are the host's 65534 (mapped, or
+		 * switched to without a user namespace): the workdir is
+		 * theirs, the code theirs to read */
+		if (cfg->mode != SBX_OFF && geteuid() == 0) {
+			pol->map_uid = 65534;
+			pol->map_gid = 65534;
+			if (chmod(run->dir.root, 0711) < 0 || chmod(run->dir.code, 0755) < 0 ||
+			    chown(run->dir.work, 65534, 65534) < 0)
+				return fail(-1, errno, ret_layer, msg, msglen, "the run's directory");
+		}
 	}
 	pol->work = run->dir.work;
 	pol->code = run->dir.code;

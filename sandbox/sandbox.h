@@ -94,6 +94,7 @@ int sbx_seccomp_available(void);
 void sbx_bpf_free(struct sbx_bpf *b);
 int sbx_rlimits_apply(const struct sbx_limits *l);
 int sbx_caps_drop(void);
+int sbx_bounding_drop(void);
 int sbx_net_is_empty(void);
 int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
 /* In the block's first process: private mounts, the minimal root,

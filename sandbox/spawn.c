@@ -491,6 +491,9 @@ static unsigned with_dependents(int layer)
 
 	if (layer == SBX_L_MOUNTNS)
 		bits |= SBX_BIT(SBX_L_ROOT) | SBX_BIT(SBX_L_PROC);
+	/* a proc mount in a user namespace needs a PID namespace it owns */
+	if (layer == SBX_L_PIDNS || layer == SBX_L_USERNS)
+		bits |= SBX_BIT(SBX_L_PROC);
 	if (layer == SBX_L_ROOT)
 		bits |= SBX_BIT(SBX_L_PROC);
 	if (layer == SBX_L_NNP)
@@ -511,6 +514,10 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 		drop = with_dependents(p->error_layer) & p->pol->layers;
 		p->pol->layers &= ~drop;
 		p->missing |= drop;
+		/* without a namespace of their own, blocks are on the handler's
+		 * network */
+		if (drop & SBX_BIT(SBX_L_NETNS))
+			p->pol->net = SBX_NET_HOST;
 		if (!drop)
 			return rc;
 	}
