@@ -199,6 +199,8 @@ static int set_option(const struct opt_def *d, const char *val, const char *from
 		return 0;
 	}
 bad:
+	if (config_error[0])
+		return -1;	/* the first error is the one to report */
 	if (d->kind == K_SIZE)
 		snprintf(config_error, sizeof config_error,
 			 "%s --%s: \"%s\" is not a size between %llu and %llu",
@@ -249,7 +251,7 @@ enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE };
 static int parse_options(int argc, char **argv, int *cmd)
 {
 	struct option lopts[N_OPTS + 4];
-	int c, idx;
+	int c, idx, bad = 0;
 
 	/* environment first, flags override */
 	for (size_t i = 0; i < N_OPTS; i++) {
@@ -261,7 +263,7 @@ static int parse_options(int argc, char **argv, int *cmd)
 			*p = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
 		v = getenv(env);
 		if (v && set_option(&opt_defs[i], v, env) < 0)
-			return -1;
+			bad = 1;
 	}
 	for (size_t i = 0; i < N_OPTS; i++)
 		lopts[i] = (struct option){ opt_defs[i].name,
@@ -281,20 +283,22 @@ static int parse_options(int argc, char **argv, int *cmd)
 			*cmd = CMD_PROBE;
 		} else if (c >= 0 && (size_t)c < N_OPTS) {
 			if (set_option(&opt_defs[c], optarg, "option") < 0)
-				return -1;
-		} else {
+				bad = 1;
+		} else if (!bad) {
 			snprintf(config_error, sizeof config_error,
 				 "unknown or incomplete option \"%s\"",
 				 argv[optind - 1]);
-			return -1;
+			bad = 1;
 		}
 	}
-	if (optind < argc) {
+	/* the whole command line is read even after an error, so --probe,
+	 * --help or --version later on it still decide what to do */
+	if (optind < argc && !bad) {
 		snprintf(config_error, sizeof config_error,
 			 "unexpected argument \"%s\"", argv[optind]);
-		return -1;
+		bad = 1;
 	}
-	return 0;
+	return bad ? -1 : 0;
 }
 
 /* ---- the request -------------------------------------------------------- */
