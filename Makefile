@@ -58,6 +58,9 @@ $(BIN): codellm-handler.o $(LIB)
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
+tests/helpers/%: tests/helpers/%.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
+
 tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIB) $(PKG_LIBS)
 
@@ -75,7 +78,7 @@ run: deps
 	@tests/make-run $(PORT)
 
 check: deps-check
-	$(MAKE) all $(UNIT_BINS) $(FUZZ_REPLAY)
+	$(MAKE) all $(UNIT_BINS) tests/helpers/deny-syscalls $(FUZZ_REPLAY)
 	@tests/run-all
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
