@@ -32,6 +32,7 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
 HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h tests/*.h *.h)
+TEST_HELPERS := tests/helpers/deny-syscalls
 
 PORT ?= 8089
 # Packages the build and `make run` need on Debian 12.
@@ -78,14 +79,14 @@ run: deps
 	@tests/make-run $(PORT)
 
 check: deps-check
-	$(MAKE) all $(UNIT_BINS) tests/helpers/deny-syscalls $(FUZZ_REPLAY)
+	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
 	@tests/run-all
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: deps-check
 	$(MAKE) clean
 	$(MAKE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined" all $(UNIT_BINS) $(FUZZ_REPLAY)
+		LDFLAGS="-fsanitize=address,undefined" all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
 	@CODELLM_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-all
 	$(MAKE) clean
@@ -124,5 +125,5 @@ uninstall:
 	for u in units/*.socket units/*.service; do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
 
 clean:
-	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o $(UNIT_BINS) \
+	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o $(UNIT_BINS) $(TEST_HELPERS) \
 		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o
