@@ -79,6 +79,27 @@ int sbx_seccomp_build(int allow_af_all, struct sbx_bpf *ret)
 	for (size_t i = 0; i < sizeof deny_nrs / sizeof deny_nrs[0]; i++)
 		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), deny_nrs[i], 0)) < 0)
 			goto out;
+	/* Memory that RLIMIT_DATA does not count (THREATS.md #12): memfd
+	 * pages, SysV shared memory and message queues, shared anonymous
+	 * mappings. ENOSYS for the calls, so programs take their fallback
+	 * (a file in the bounded /work); no interpreter uses them to start. */
+	{
+		static const char *const shm_calls[] = {
+			"memfd_create", "shmget", "msgget", "semget", NULL
+		};
+
+		for (const char *const *n = shm_calls; *n; n++) {
+			int nr = seccomp_syscall_resolve_name(*n);
+
+			if (nr != __NR_SCMP_ERROR && nr >= 0 &&
+			    (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0)
+				goto out;
+		}
+		if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
+					   SCMP_A3_64(SCMP_CMP_MASKED_EQ, MAP_SHARED | MAP_ANONYMOUS,
+						      MAP_SHARED | MAP_ANONYMOUS))) < 0)
+			goto out;
+	}
 	/* clone3 passes its flags in memory a filter cannot read: ENOSYS
 	 * makes runtimes fall back to clone, whose flags we can check */
 	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), NR_CLONE3, 0)) < 0)
