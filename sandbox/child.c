@@ -163,6 +163,18 @@ static void keep_only(int a, int b)
 	close_range((unsigned)hi + 1, ~0U, 0);
 }
 
+static int oom_first(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1000", 4) != 4)
+		rc = -errno ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
 /* The handler is gone when every write end of the go pipe is closed. */
 static int handler_alive(int go_fd)
 {
@@ -328,6 +340,13 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	/* our copy of the go pipe's write end would hide the handler's
 	 * death from the read below */
 	close(f->go_wr);
+	/* Kernel memory held through descriptors (socket and pipe buffers)
+	 * no rlimit counts; under memory pressure the OOM killer must take
+	 * a block, never the handler. Inherited by everything the block
+	 * starts; written first, while this process still has the
+	 * handler's credentials and /proc is the host's. */
+	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = oom_first()) < 0)
+		child_fail(f->ready, "rlimits", -rc);
 	if (L & SBX_BIT(SBX_L_USERNS)) {
 		/* the handler writes our uid/gid maps, then says so */
 		if (read(f->sync, &sync, 1) != 1 || sync != 'm')
