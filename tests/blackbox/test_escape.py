@@ -1,0 +1,1624 @@
+#!/usr/bin/env python3
+"""The escape battery (THREATS.md, classes 1-15) through the real handler,
+--sandbox native.
+
+Every case is a real code block, sent over a socket to the real
+codellm-handler behind systemd-socket-activate, doing what an attacker
+would do. Each TAP line asserts both halves: the attack failed (with the
+exact evidence: an errno, a SIGSYS kill, a limit hit, a path absent) AND
+the response still arrived (HTTP 200 with a well-formed completion, or
+the status the case expects). The class number is in every description.
+
+Many probes share one block, which prints a JSON dict of results; probes
+that get the process killed (int 0x80, x32) run in a forked child inside
+the block. Slow cases (timeouts, concurrent runs) run in threads.
+
+Run it with CODELLM_MUST_SANDBOX=1 so that a case this host cannot run
+counts as a failure, never as a silent pass.
+"""
+import atexit
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: E402,F401,F403
+
+t = Tap()
+T_START = time.time()
+# unique per test process: markers in sleep lengths, IPC keys, names
+U = "%06d" % (os.getpid() % 1000000)
+SECRET = "s3cr3t-" + U + "-e1b0f7"
+ALL_LAYERS = ["userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
+              "workdir", "root", "proc", "rlimits", "no_new_privs", "caps",
+              "landlock", "seccomp"]
+POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8)
+
+# errno numbers (x86-64 Linux), as the blocks report them by name
+FAILS_NET = {"EACCES", "EPERM", "ENETUNREACH", "ECONNREFUSED", "EADDRNOTAVAIL", "EHOSTUNREACH"}
+
+
+# ---- the code that runs inside blocks -----------------------------------------------
+
+# Helpers every python probe block starts with: a raw syscall, errno names,
+# running a probe in a forked child (for probes that get killed), and
+# running raw x86-64 machine code from an executable mapping.
+PRELUDE = r'''
+import ctypes, errno, fcntl, json, mmap, os, signal, socket, stat, struct, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.shmat.restype = ctypes.c_void_p
+
+def sc(nr, *a):
+    """a raw system call: its result, or -errno"""
+    conv = [ctypes.c_ulong(x & 0xffffffffffffffff) if isinstance(x, int) else x for x in a]
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *conv)
+    return r if r != -1 else -ctypes.get_errno()
+
+def en(e):
+    """errno name of a -errno result (or 'ok:<value>')"""
+    if isinstance(e, int) and e < 0:
+        return errno.errorcode.get(-e, "E%d" % -e)
+    return "ok:%r" % (e,)
+
+def tryf(f):
+    """'ok:<repr>' or the errno name of the OSError raised"""
+    try:
+        return "ok:" + repr(f())[:300]
+    except OSError as e:
+        return errno.errorcode.get(e.errno, "E%s" % e.errno) if e.errno else "OSError:" + str(e)[:80]
+    except Exception as e:
+        return "exc:%s:%s" % (type(e).__name__, str(e)[:100])
+
+def in_child(fn):
+    """fn() in a forked child: {'sig': N} when it was killed by a signal,
+    else {'exit': N, 'out': fn()}"""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            out = json.dumps(fn())
+        except BaseException as e:
+            out = json.dumps("exc:%r" % (e,))
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        data += b
+    os.close(r)
+    _, st = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(st):
+        return {"sig": os.WTERMSIG(st)}
+    return {"exit": os.WEXITSTATUS(st), "out": json.loads(data) if data else None}
+
+def machine_code(code):
+    """a callable running raw x86-64 bytes from a PROT_EXEC mapping"""
+    m = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                  prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    m.write(code)
+    f = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+    f.keep = m
+    return f
+
+# mov eax, 20 (i386 getpid); int 0x80; ret
+INT80_GETPID = b"\xb8\x14\x00\x00\x00\xcd\x80\xc3"
+# mov eax, 0x40000027 (x32 getpid); syscall; ret
+X32_GETPID = b"\xb8\x27\x00\x00\x40\x0f\x05\xc3"
+
+def ipc(r):
+    """a SysV IPC call's result: 'ok:<id>' or the errno name"""
+    return "ok:%d" % r if r >= 0 else en(-ctypes.get_errno())
+
+def connect_err(family, addr, kind=socket.SOCK_STREAM, timeout=2.0):
+    s = socket.socket(family, kind)
+    s.settimeout(timeout)
+    t0 = time.time()
+    try:
+        s.connect(addr)
+        return "ok:connected"
+    except socket.timeout:
+        return "TIMEOUT"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, "E%s" % e.errno)
+    finally:
+        s.close()
+
+R = {}
+'''
+
+EPILOGUE = "\nprint(json.dumps(R))\n"
+
+
+def pyblock(body):
+    return block("python", PRELUDE + body + EPILOGUE)
+
+
+def jcontent(r):
+    try:
+        return json.loads(content(r))
+    except Exception:
+        return None
+
+
+def completion_ok(r):
+    """HTTP 200 with a well-formed chat completion and its codellm object."""
+    j = r.json if r is not None else None
+    return (r is not None and r.status == 200 and isinstance(j, dict)
+            and j.get("object") == "chat.completion"
+            and isinstance(j.get("choices"), list) and len(j["choices"]) == 1
+            and isinstance(j["choices"][0].get("message"), dict)
+            and isinstance(j.get("codellm"), dict))
+
+
+def diag_of(r, extra=None):
+    if r is None:
+        return "no response"
+    d = "status %s body %r" % (r.status, r.body[:1500])
+    if extra is not None:
+        d = "%r\n%s" % (extra, d)
+    return d
+
+
+def case(r, cond, desc, evidence=None):
+    """One TAP line: the attack failed (cond) and the response arrived."""
+    ok = completion_ok(r)
+    try:
+        c = bool(cond() if callable(cond) else cond)
+    except Exception as e:  # a missing key is a failed case, not a crash
+        c = False
+        evidence = "%r (%r)" % (evidence, e)
+    return t.ok(ok and c, desc, diag_of(r, evidence))
+
+
+def get(d, *path):
+    for p in path:
+        try:
+            d = d[p]
+        except (TypeError, KeyError, IndexError):
+            return None
+    return d
+
+
+def mb_ok(res, cap=256):
+    """an in_child() memory probe was held to the cap: killed by a limit
+    (a signal), or the MiB it could hold stay within the cap"""
+    if isinstance(res, dict) and res.get("sig"):
+        return True
+    mb = get(res, "out", "mb")
+    return isinstance(mb, int) and mb <= cap
+
+
+def bg(fn, *a, **kw):
+    return POOL.submit(fn, *a, **kw)
+
+
+def direct_children(pid):
+    kids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, "rb") as f:
+                st = f.read()
+            if int(st[st.rindex(b")") + 2:].split()[1]) == pid:
+                kids.append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+def wait_procs(pattern, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        p = procs_matching(pattern)
+        if p:
+            return p
+        time.sleep(0.03)
+    return []
+
+
+def kill_leftovers(pattern):
+    for p in procs_matching(pattern):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+class HWM:
+    """Samples the peak RSS (VmHWM) of every handler of a server (the
+    direct children of systemd-socket-activate) while a request runs."""
+
+    def __init__(self, server):
+        self.server = server
+        self.peak_kb = 0
+        self.seen = set()
+        self.stop = threading.Event()
+        self.th = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop.is_set():
+            for p in direct_children(self.server.proc.pid):
+                try:
+                    with open("/proc/%d/status" % p) as f:
+                        for ln in f:
+                            if ln.startswith("VmHWM:"):
+                                self.peak_kb = max(self.peak_kb, int(ln.split()[1]))
+                                self.seen.add(p)
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.01)
+
+    def __enter__(self):
+        self.th.start()
+        return self
+
+    def __exit__(self, *a):
+        self.stop.set()
+        self.th.join()
+
+
+# ---- servers --------------------------------------------------------------------------
+
+creds = tempfile.mkdtemp(prefix="codellm-esc-creds-")
+with open(os.path.join(creds, "api-key"), "w") as f:
+    f.write(KEY + "\n")
+# the key comes from $CREDENTIALS_DIRECTORY/api-key (no --api-key-file on
+# the command line), beside a secret in the environment and the variables
+# systemd sets
+MAIN = Server("--timeout", "20", key=False, sandbox="native",
+              env={"SECRET_TOKEN": SECRET, "CREDENTIALS_DIRECTORY": creds,
+                   "INVOCATION_ID": "0123456789abcdef" + U, "CODELLM_MAX_BLOCKS": "16"})
+LIM = Server("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "--memory-max", "256M",
+             "--workdir-bytes", "8M", "--workdir-inodes", "200", "--max-stdout-bytes", "1M",
+             "--max-file-bytes", "1M")
+KILLSRV = Server("--timeout", "30", sandbox="native")
+# the wall timeout cases: --timeout 3
+T3 = Server("--timeout", "3", "--max-stdout-bytes", "1M", sandbox="native")
+for srv in (MAIN, LIM, KILLSRV, T3):
+    srv.start()
+
+
+def _cleanup():
+    """also when the file dies half-way: no socket-activate or temp dir left"""
+    for srv in (MAIN, LIM, KILLSRV, T3):
+        if srv.proc is not None and srv.proc.poll() is None:
+            srv.stop()
+    shutil.rmtree(creds, ignore_errors=True)
+
+
+atexit.register(_cleanup)
+
+# ---- the guard: nothing below runs unless every server really sandboxes ----------------
+# The probes below mount, write /proc/sys, ptrace and signal PID 1, fork-bomb
+# and fill memory: harmless in the sandbox, damaging to the host if a block
+# ran bare (--sandbox off, or CODELLM_SANDBOX=off in the environment). So
+# first prove, per server, that a block is confined, and bail out if not.
+GUARD = """
+st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)
+R['uid'] = os.getuid()
+R['cwd'] = os.getcwd()
+R['seccomp'] = st.get("Seccomp", "").strip()
+R['pidns_init'] = os.getppid() == 1
+"""
+guard_ok = True
+for name, srv in (("MAIN", MAIN), ("LIM", LIM), ("KILLSRV", KILLSRV), ("T3", T3)):
+    rg_ = srv.run(pyblock(GUARD))
+    G = jcontent(rg_) or {}
+    sbg = field(rg_, "codellm", "sandbox") or {}
+    good = (completion_ok(rg_) and sbg.get("mode") == "native" and sbg.get("missing") == []
+            and G.get("uid") == NOBODY and G.get("cwd") == "/work" and G.get("seccomp") == "2"
+            and G.get("pidns_init") is True)
+    guard_ok &= t.ok(good, "[15 fail-open] guard (%s): a block runs native, confined (uid 65534, "
+                     "/work, seccomp, PID ns), missing []" % name, diag_of(rg_, G))
+if not guard_ok:
+    print("Bail out! a block is not sandboxed: the escape probes would hit the host")
+    for srv in (MAIN, LIM, KILLSRV, T3):
+        srv.stop()
+    shutil.rmtree(creds, ignore_errors=True)
+    sys.exit(1)
+
+# the host files a block must not touch, as they are now
+HOST_SHADOW = os.stat("/etc/shadow") if os.path.exists("/etc/shadow") else None
+HOST_PASSWD = os.stat("/etc/passwd")
+
+
+# ---- slow cases, started first and run in the background --------------------------------
+
+# class 2: daemons that must die when the run times out
+M2T = "87." + U
+daemons_timeout_code = (
+    "setsid sleep %s1 &\n"
+    "( setsid bash -c 'sleep %s2 & exit 0' ) &\n"
+    "nohup sleep %s3 >/dev/null 2>&1 &\n"
+    "( trap '' TERM HUP INT; exec sleep %s4 ) &\n"
+    "disown -a\n"
+    "exec sleep 300\n") % (M2T, M2T, M2T, M2T)
+
+
+def daemons_timeout():
+    seen = {}
+    t0 = time.time()
+    f = bg(T3.run, block("bash", daemons_timeout_code))
+    deadline = time.time() + 2.5
+    while time.time() < deadline and len(seen) < 4:
+        for i in "1234":
+            if procs_matching(M2T + i):
+                seen[i] = True
+        time.sleep(0.05)
+    r = f.result()
+    return r, seen, time.time() - t0
+
+
+F_DAEMONS_TIMEOUT = bg(daemons_timeout)
+
+# class 2: everything dies when the handler dies
+M2K = "88." + U
+handler_death_code = (
+    "import os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        os.execv('/bin/sleep', ['sleep', '%s1'])\n"
+    "    os._exit(0)\n"
+    "if os.fork() == 0:\n"
+    "    import signal\n"
+    "    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):\n"
+    "        signal.signal(s, signal.SIG_IGN)\n"
+    "    os.execv('/bin/sleep', ['sleep', '%s2'])\n"
+    "os.execv('/bin/sleep', ['sleep', '%s3'])\n") % (M2K, M2K, M2K)
+
+
+def handler_death():
+    f = bg(KILLSRV.run, block("python", handler_death_code))
+    seen = wait_procs(M2K + "1", 6) and wait_procs(M2K + "2", 2) and wait_procs(M2K + "3", 2)
+    marked = set(procs_matching(M2K))
+    # the handler serving this request: the socket-activate child above them
+    handlers = [h for h in direct_children(KILLSRV.proc.pid) if marked & set(descendants(h))]
+    for p in handlers:
+        os.kill(p, signal.SIGKILL)
+    t0 = time.time()
+    gone = wait_gone(M2K, 5)
+    el = time.time() - t0
+    r = f.result()
+    return bool(seen), handlers, gone, el, r
+
+
+F_HANDLER_DEATH = bg(handler_death)
+
+# class 12: a reader that stops reading while the writer floods it
+def stopped_reader():
+    t0 = time.time()
+    r = T3.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n") +
+               block("python", "import time\ntime.sleep(300)\n"))
+    return r, time.time() - t0
+
+
+F_STOPPED_READER = bg(stopped_reader)
+
+# class 5: SysV IPC and abstract unix sockets between two concurrent runs
+K5 = 0x5EC00000 + (os.getpid() & 0xffff)
+ipc_a_code = r'''
+K = %d
+IPC_CREAT = 0o1000
+R['shm'] = ipc(libc.shmget(K, 4096, IPC_CREAT | 0o600))
+R['msg'] = ipc(libc.msgget(K, IPC_CREAT | 0o600))
+R['sem'] = ipc(libc.semget(K, 1, IPC_CREAT | 0o600))
+name = b'\0codellm-esc-%%d' %% K
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(name)
+srv.listen(16)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+R['self_connect'] = tryf(lambda: c.connect(name))
+R['self_shm'] = ipc(libc.shmget(K, 0, 0))
+R['t_ready'] = time.time()
+subprocess.run(["sleep", "4.5%s"])       # the marker run B waits for
+R['t_end'] = time.time()
+''' % (K5, U)
+ipc_b_code = r'''
+K = %d
+R['t_check'] = time.time()
+R['shm'] = ipc(libc.shmget(K, 0, 0))
+R['msg'] = ipc(libc.msgget(K, 0))
+R['sem'] = ipc(libc.semget(K, 0, 0))
+R['abstract'] = connect_err(socket.AF_UNIX, b'\0codellm-esc-%%d' %% K)
+R['abstract_dgram'] = tryf(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x', b'\0codellm-esc-%%d' %% K))
+''' % K5
+
+
+def ipc_pair():
+    fa = bg(MAIN.run, pyblock(ipc_a_code))
+    wait_procs("sleep 4.5" + U, 10)        # A has made its objects and listens
+    rb = MAIN.run(pyblock(ipc_b_code))
+    ra = fa.result()
+    # the next run, after A has ended
+    rc = MAIN.run(pyblock(ipc_b_code))
+    return ra, rb, rc
+
+
+F_IPC = bg(ipc_pair)
+
+
+# ======================================================================================
+# The big probe: one block, many attacks (classes 1, 3, 4, 6, 8-11, 13-15)
+# ======================================================================================
+
+big_code = r'''
+PORT = %d
+# ---- 8 (first, before any probe opens a descriptor)
+R['fds'] = sorted(os.listdir("/proc/self/fd"), key=int)
+# ---- 1 terminal injection
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+ch = ctypes.create_string_buffer(b"\x06id\n")
+R['tiocsti'] = [en(sc(16, fd, TIOCSTI, ch)) for fd in (0, 1, 2)]
+R['tiocsti_hi'] = [en(sc(16, fd, 0x100000000 | TIOCSTI, ch)) for fd in (0, 1, 2)] + \
+                  [en(sc(16, fd, 0xffffffff00000000 | TIOCSTI, ch)) for fd in (0, 1, 2)]
+R['tioclinux'] = [en(sc(16, fd, TIOCLINUX, ch)) for fd in (0, 1, 2)] + \
+                 [en(sc(16, fd, 0x100000000 | TIOCLINUX, ch)) for fd in (0, 1, 2)]
+R['tiocsti_libc'] = tryf(lambda: fcntl.ioctl(1, TIOCSTI, b"x"))
+R['fionread'] = en(sc(16, 1, 0x541B, ctypes.byref(ctypes.c_int())))   # control: ioctl itself works
+R['dev_tty'] = tryf(lambda: os.open("/dev/tty", os.O_RDWR))
+R['ctermid'] = tryf(lambda: os.open(os.ctermid(), os.O_RDWR))
+R['openpty'] = tryf(os.openpty)
+R['ptmx'] = tryf(lambda: os.open("/dev/ptmx", os.O_RDWR))
+R['isatty'] = [os.isatty(fd) for fd in (0, 1, 2)]
+st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+R['tty_nr'] = int(st[4])
+R['sid'] = [os.getsid(0), os.getpid(), os.getppid()]
+R['tiocsctty'] = en(sc(16, 0, 0x540E, 1))
+
+# ---- 3 seccomp bypasses
+R['x32_getpid'] = in_child(lambda: sc(0x40000000 | 39))
+R['x32_asm'] = in_child(lambda: machine_code(X32_GETPID)())
+R['x32_close'] = in_child(lambda: sc(0x40000000 | 3, 1))
+R['int80_getpid'] = in_child(lambda: machine_code(INT80_GETPID)())
+R['io_uring_setup'] = en(sc(425, 8, ctypes.create_string_buffer(120)))
+R['io_uring_enter'] = en(sc(426, 0, 1, 1, 0, 0, 0))
+R['io_uring_register'] = en(sc(427, 0, 0, 0, 0))
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x20000, 0x10000000, 0x40000000, 0x20000000
+def clone3(flags):
+    args = ctypes.create_string_buffer(struct.pack("11Q", flags, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0), 88)
+    r = sc(435, args, 88)
+    if r == 0:
+        os._exit(0)
+    return r
+R['clone3_plain'] = in_child(lambda: en(clone3(0)))
+R['clone3_newuser'] = in_child(lambda: en(clone3(CLONE_NEWUSER)))
+def clone_raw(flags):
+    r = sc(56, flags | 17, 0, 0, 0, 0)
+    if r == 0:
+        os._exit(0)
+    if r > 0:
+        os.waitpid(r, 0)
+    return en(r)
+R['clone_newuser'] = in_child(lambda: clone_raw(CLONE_NEWUSER))
+R['clone_newns'] = in_child(lambda: clone_raw(CLONE_NEWNS))
+R['clone_newnet'] = in_child(lambda: clone_raw(CLONE_NEWNET))
+R['clone_newpid'] = in_child(lambda: clone_raw(CLONE_NEWPID))
+R['clone_plain'] = in_child(lambda: clone_raw(0))          # control: a plain fork works
+R['unshare'] = {n: en(sc(272, f)) for n, f in (("user", CLONE_NEWUSER), ("ns", CLONE_NEWNS),
+                                               ("net", CLONE_NEWNET), ("pid", CLONE_NEWPID),
+                                               ("ipc", 0x08000000), ("uts", 0x04000000))}
+R['setns'] = {n: en(sc(308, os.open("/proc/self/ns/" + n, os.O_RDONLY), 0))
+              for n in ("user", "mnt", "net", "pid", "ipc")}
+R['setns_init'] = tryf(lambda: os.open("/proc/1/ns/mnt", os.O_RDONLY))
+R['subprocess_ok'] = subprocess.run(["true"]).returncode   # clone3 ENOSYS: runtimes fall back
+
+# ---- 4 kernel attack surface
+buf = ctypes.create_string_buffer(256)
+R['bpf'] = [en(sc(321, cmd, buf, 128)) for cmd in (0, 5, 18)]    # MAP_CREATE, PROG_LOAD, BTF_LOAD
+R['perf_event_open'] = en(sc(298, buf, 0, -1, -1, 0))
+R['userfaultfd'] = en(sc(323, 0))
+R['dev_userfaultfd'] = tryf(lambda: os.open("/dev/userfaultfd", os.O_RDWR))
+R['keyctl'] = en(sc(250, 0, 0xfffffffd, 0))                 # KEYCTL_GET_KEYRING_ID session
+R['keyctl_join'] = en(sc(250, 1, ctypes.c_char_p(b"esc")))  # KEYCTL_JOIN_SESSION_KEYRING
+R['add_key'] = en(sc(248, ctypes.c_char_p(b"user"), ctypes.c_char_p(b"esc"), ctypes.c_char_p(b"v"), 1, 0xfffffffd))
+R['request_key'] = en(sc(249, ctypes.c_char_p(b"user"), ctypes.c_char_p(b"esc"), 0, 0))
+R['init_module'] = en(sc(175, buf, 16, ctypes.c_char_p(b"")))
+R['finit_module'] = en(sc(313, os.open("/dev/null", os.O_RDONLY), ctypes.c_char_p(b""), 0))
+R['delete_module'] = en(sc(176, ctypes.c_char_p(b"ext4"), 0))
+R['kexec_load'] = en(sc(246, 0, 0, 0, 0))
+R['kexec_file_load'] = en(sc(320, 0, 0, 0, ctypes.c_char_p(b""), 0))
+fh = ctypes.create_string_buffer(struct.pack("II", 8, 1) + b"\x02" + b"\0" * 7, 16)
+R['open_by_handle_at'] = en(sc(304, os.open("/usr", os.O_RDONLY), fh, 0))
+R['name_to_handle_at'] = en(sc(303, -100, ctypes.c_char_p(b"/usr"), buf, ctypes.byref(ctypes.c_int()), 0))
+# targets are relative to the working directory (the run's workdir): even
+# where a layer were missing nothing outside the run could be hit
+os.makedirs("mnt", exist_ok=True)
+R['mount'] = en(sc(165, ctypes.c_char_p(b"none"), ctypes.c_char_p(b"mnt"), ctypes.c_char_p(b"tmpfs"), 0, 0))
+R['mount_bind'] = en(sc(165, ctypes.c_char_p(b"/"), ctypes.c_char_p(b"mnt"), 0, 0x1000 | 0x4000, 0))
+R['umount2'] = en(sc(166, ctypes.c_char_p(b"mnt"), 2))
+R['pivot_root'] = en(sc(155, ctypes.c_char_p(b"mnt"), ctypes.c_char_p(b"mnt")))
+R['chroot'] = in_child(lambda: en(sc(161, ctypes.c_char_p(b"mnt"))))
+R['fsopen'] = en(sc(430, ctypes.c_char_p(b"tmpfs"), 0))
+R['open_tree'] = en(sc(428, -100, ctypes.c_char_p(b"/"), 1 | 0x8000))
+R['move_mount'] = en(sc(429, -100, ctypes.c_char_p(b"/"), -100, ctypes.c_char_p(b"mnt"), 0))
+R['fspick'] = en(sc(433, -100, ctypes.c_char_p(b"/"), 0))
+R['mount_setattr'] = en(sc(442, -100, ctypes.c_char_p(b"/"), 0, buf, 32))
+kid = subprocess.Popen(["sleep", "30"])
+R['ptrace_attach_child'] = en(sc(101, 16, kid.pid, 0, 0))
+R['ptrace_seize_child'] = en(sc(101, 0x4206, kid.pid, 0, 0))
+R['ptrace_attach_init'] = en(sc(101, 16, 1, 0, 0))
+R['ptrace_traceme'] = in_child(lambda: en(sc(101, 0, 0, 0, 0)))
+iov_l = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 8)
+iov_r = (ctypes.c_void_p * 2)(0x400000, 8)
+R['process_vm_readv'] = en(sc(310, kid.pid, iov_l, 1, iov_r, 1, 0))
+R['process_vm_writev'] = en(sc(311, kid.pid, iov_l, 1, iov_r, 1, 0))
+R['process_vm_readv_init'] = en(sc(310, 1, iov_l, 1, iov_r, 1, 0))
+R['kcmp'] = en(sc(312, os.getpid(), kid.pid, 0, 0, 0))
+R['proc_mem_child'] = tryf(lambda: os.open("/proc/%%d/mem" %% kid.pid, os.O_RDWR))
+kid.kill(); kid.wait()
+R['unshare_bin'] = tryf(lambda: subprocess.run(["unshare", "-U", "-r", "id", "-u"], capture_output=True, timeout=5).returncode)
+R['syslog'] = en(sc(103, 3, buf, 64))
+
+# ---- 5 side channels (in-block parts)
+R['dev_shm'] = tryf(lambda: os.stat("/dev/shm"))
+R['shm_open'] = tryf(lambda: os.open("/dev/shm/codellm-esc", os.O_CREAT | os.O_RDWR, 0o600))
+R['dev_mqueue'] = tryf(lambda: os.stat("/dev/mqueue"))
+R['af_vsock'] = en(sc(41, 40, 1, 0))
+R['af_packet'] = en(sc(41, 17, 3, 0))
+R['af_netlink'] = en(sc(41, 16, 3, 0))
+R['af_alg'] = en(sc(41, 38, 5, 0))
+R['af_netlink_hi'] = en(sc(41, 0x100000010, 3, 0))
+R['socketpair_netlink'] = en(sc(53, 16, 3, 0, ctypes.create_string_buffer(8)))
+R['af_unix_ok'] = tryf(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())   # control
+
+# ---- 6 host sockets by path
+for p in ("/run/systemd/private", "/run/systemd/journal/socket", "/var/run/docker.sock",
+          "/run/docker.sock", "/tmp/.X11-unix/X0", "/run/dbus/system_bus_socket",
+          "/var/run/postgresql/.s.PGSQL.5432", "/run/codellm"):
+    R['path:' + p] = tryf(lambda: os.stat(p))
+    R['connect:' + p] = connect_err(socket.AF_UNIX, p)
+R['root_entries'] = {d: tryf(lambda: os.lstat("/" + d)) for d in
+                     ("run", "tmp", "home", "var", "sys", "root", "mnt", "srv", "opt", "boot", "media")}
+R['root_present'] = {d: os.path.lexists("/" + d) for d in ("usr", "etc", "dev", "proc", "work", "code")}
+
+# ---- 8 leaked descriptors
+R['fd_links'] = {fd: tryf(lambda: os.readlink("/proc/self/fd/" + fd)) for fd in ("0", "1", "2")}
+R['fd_modes'] = {fd: stat.S_IFMT(os.fstat(int(fd)).st_mode) for fd in ("0", "1", "2")}
+R['init_fds'] = tryf(lambda: os.listdir("/proc/1/fd"))
+R['init_fd3'] = tryf(lambda: os.open("/proc/1/fd/3", os.O_RDONLY))
+R['init_fd0'] = tryf(lambda: os.open("/proc/1/fd/0", os.O_RDONLY))
+pidfd = sc(434, 1, 0)
+R['pidfd_open_init'] = en(pidfd)
+R['pidfd_getfd'] = [en(sc(438, pidfd, n, 0)) for n in range(0, 8)] if pidfd >= 0 else "no pidfd"
+R['self_exe'] = os.readlink("/proc/self/exe")
+R['init_exe'] = tryf(lambda: os.readlink("/proc/1/exe"))
+R['init_exe_open'] = tryf(lambda: os.open("/proc/1/exe", os.O_RDONLY))
+R['init_root'] = tryf(lambda: os.listdir("/proc/1/root/"))
+R['init_cwd'] = tryf(lambda: os.readlink("/proc/1/cwd"))
+R['pids'] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+socks = []
+for p in R['pids']:
+    try:
+        for fd in os.listdir("/proc/%%d/fd" %% p):
+            l = os.readlink("/proc/%%d/fd/%%s" %% (p, fd))
+            if l.startswith("socket:") or "api-key" in l or "creds" in l:
+                socks.append((p, fd, l))
+    except OSError:
+        pass
+R['socket_fds'] = socks
+
+# ---- 9 leaked secrets
+R['env'] = dict(os.environ)
+R['init_environ'] = tryf(lambda: open("/proc/1/environ", "rb").read().decode("latin-1"))
+R['init_cmdline'] = tryf(lambda: open("/proc/1/cmdline", "rb").read().decode("latin-1"))
+R['init_auxv'] = tryf(lambda: open("/proc/1/auxv", "rb").read(16))
+R['init_mem'] = tryf(lambda: open("/proc/1/mem", "rb").read(16))
+R['init_maps'] = tryf(lambda: open("/proc/1/maps").read(400))
+dump = {}
+for p in R['pids']:
+    for f in ("environ", "cmdline"):
+        try:
+            dump["%%d/%%s" %% (p, f)] = open("/proc/%%d/%%s" %% (p, f), "rb").read().decode("latin-1")
+        except OSError as e:
+            dump["%%d/%%s" %% (p, f)] = "E:" + errno.errorcode.get(e.errno, "?")
+R['proc_dump'] = dump
+R['creds_dir'] = tryf(lambda: os.listdir(%r))
+
+# ---- 10 privilege left behind
+R['resuid'] = list(os.getresuid())
+R['resgid'] = list(os.getresgid())
+R['groups'] = os.getgroups()
+status = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\t" in l)
+R['status'] = {k: status.get(k, "").strip() for k in
+               ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp", "Seccomp_filters")}
+R['uid_map'] = open("/proc/self/uid_map").read().split()
+R['gid_map'] = open("/proc/self/gid_map").read().split()
+R['setuid0'] = tryf(lambda: os.setuid(0))
+R['setgid0'] = tryf(lambda: os.setgid(0))
+R['setresuid0'] = en(sc(117, 0, 0, 0))
+R['setgroups'] = tryf(lambda: os.setgroups([0]))
+R['nnp_clear'] = en(sc(157, 38, 0, 0, 0, 0))               # PR_SET_NO_NEW_PRIVS 0
+R['capset_all'] = en(sc(126, ctypes.create_string_buffer(struct.pack("Ii", 0x20080522, 0)),
+                        ctypes.create_string_buffer(struct.pack("6I", *([0xffffffff] * 6)))))
+R['uid_map_write'] = tryf(lambda: open("/proc/self/uid_map", "w").write("0 0 1\n"))
+R['usr_mount'] = [l for l in open("/proc/self/mountinfo").read().splitlines() if " /usr " in l]
+
+# ---- 11 network
+R['net_dev'] = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+ifr = struct.pack("16sH14x", b"lo", 0)
+try:
+    R['lo_flags'] = struct.unpack("16sH14x", fcntl.ioctl(s.fileno(), 0x8913, ifr))[1]
+except OSError as e:
+    R['lo_flags'] = errno.errorcode.get(e.errno)
+R['lo_up'] = tryf(lambda: fcntl.ioctl(s.fileno(), 0x8914, struct.pack("16sH14x", b"lo", 1)))
+s.close()
+R['tcp_handler_port'] = connect_err(socket.AF_INET, ("127.0.0.1", PORT))
+R['tcp_metadata'] = connect_err(socket.AF_INET, ("169.254.169.254", 80))
+R['tcp_public'] = connect_err(socket.AF_INET, ("1.1.1.1", 443))
+R['tcp6_loopback'] = connect_err(socket.AF_INET6, ("::1", PORT))
+t0 = time.time()
+try:
+    R['dns'] = "ok:%%r" %% (socket.getaddrinfo("example.com", 80)[:1],)
+except socket.gaierror as e:
+    R['dns'] = "gaierror:%%d" %% e.errno
+R['dns_s'] = time.time() - t0
+def udp(addr):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        return "ok:%%d" %% u.sendto(b"\0" * 12, addr)
+    finally:
+        u.close()
+R['udp_resolver'] = tryf(lambda: udp(("127.0.0.53", 53)))
+R['udp_lo'] = tryf(lambda: udp(("127.0.0.1", 53)))
+R['resolv_conf'] = os.path.exists("/etc/resolv.conf")
+R['raw_inet'] = en(sc(41, 2, 3, 1))        # AF_INET SOCK_RAW ICMP
+R['raw_inet6'] = en(sc(41, 10, 3, 58))
+R['packet'] = en(sc(41, 17, 3, 0x0300))
+def bind_listen():
+    b = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    b.bind(("0.0.0.0", 8080))
+    b.listen(1)
+R['tcp_bind'] = tryf(bind_listen)
+
+# ---- 13 kernel information
+R['kallsyms'] = tryf(lambda: sorted(set(l.split()[0] for l in open("/proc/kallsyms").read(1 << 20).splitlines()[:-1])))
+R['kcore'] = tryf(lambda: open("/proc/kcore", "rb").read(16))
+R['kmsg'] = tryf(lambda: open("/proc/kmsg", "rb").read(16))
+# each write puts back the value just read (sysrq: 'h', help only): the
+# evidence is that the open for writing fails, not what would be written
+def rewrite(path):
+    v = open(path).read()
+    with open(path, "w") as f:
+        f.write(v)
+R['sys_hostname_w'] = tryf(lambda: rewrite("/proc/sys/kernel/hostname"))
+R['sys_core_pattern_w'] = tryf(lambda: rewrite("/proc/sys/kernel/core_pattern"))
+R['sys_shmmax_w'] = tryf(lambda: rewrite("/proc/sys/kernel/shmmax"))
+R['sysrq'] = tryf(lambda: open("/proc/sysrq-trigger", "w").write("h"))
+R['sys'] = tryf(lambda: os.stat("/sys"))
+R['sys_kernel'] = tryf(lambda: os.listdir("/sys/kernel"))
+R['limits_core'] = [l for l in open("/proc/self/limits").read().splitlines() if l.startswith("Max core file size")]
+R['proc_remount'] = en(sc(165, ctypes.c_char_p(b"proc"), ctypes.c_char_p(b"/proc"), 0, 0x20, 0))
+
+# ---- 14 the control plane
+R['ctl_handler'] = connect_err(socket.AF_INET, ("127.0.0.1", PORT))
+R['ctl_debug'] = connect_err(socket.AF_INET, ("127.0.0.1", 8090))
+R['ctl_8080'] = connect_err(socket.AF_INET, ("127.0.0.1", 8080))
+import urllib.request
+try:
+    urllib.request.urlopen("http://127.0.0.1:%%d/healthz" %% PORT, timeout=2).read()
+    R['healthz'] = "ok:fetched"
+except Exception as e:
+    R['healthz'] = "%%s:%%s" %% (type(e).__name__, getattr(getattr(e, "reason", None), "errno", None))
+R['kill_init'] = tryf(lambda: os.kill(1, signal.SIGKILL))
+R['kill_init_term'] = tryf(lambda: os.kill(1, signal.SIGTERM))
+
+# ---- 15 fail-open
+R['hostname'] = socket.gethostname()
+R['landlock_abi'] = sc(444, 0, 0, 1)
+R['ll_listdir_root'] = tryf(lambda: os.listdir("/"))
+R['ll_listdir_dev'] = tryf(lambda: os.listdir("/dev"))
+R['ll_write_random'] = tryf(lambda: os.open("/dev/random", os.O_WRONLY))
+R['ll_write_etc'] = tryf(lambda: open("/etc/x", "w"))
+R['ll_write_root'] = tryf(lambda: open("/x", "w"))
+R['ll_read_etc'] = tryf(lambda: len(os.listdir("/etc")) > 0)                 # control
+R['ll_write_work'] = tryf(lambda: open("ok", "w").write("ok"))                # control: the workdir
+''' % (MAIN.port, creds)
+
+# the big probe and the SIGSYS blocks run while the slow cases do
+F_BIG = bg(MAIN.run, pyblock(big_code))
+F_SIGSYS = bg(MAIN.run, pyblock("machine_code(INT80_GETPID)()\nR['survived'] = True") +
+              pyblock("sc(0x40000000 | 39)\nR['survived'] = True") +
+              pyblock("machine_code(X32_GETPID)()\nR['survived'] = True"))
+
+r = F_BIG.result()
+B = jcontent(r) or {}
+if not B:
+    t.diag("big probe failed: " + diag_of(r))
+
+# ---- 1 terminal injection ---------------------------------------------------------------
+case(r, B.get("tiocsti") == ["EPERM"] * 3,
+     "[1 tty] ioctl(TIOCSTI) on fds 0/1/2 → EPERM (seccomp)", B.get("tiocsti"))
+case(r, B.get("tiocsti_hi") == ["EPERM"] * 6,
+     "[1 tty] TIOCSTI with high bits set (0x100005412, 0xffffffff00005412) → EPERM", B.get("tiocsti_hi"))
+case(r, B.get("tioclinux") == ["EPERM"] * 6,
+     "[1 tty] ioctl(TIOCLINUX), also 0x10000541c, on fds 0/1/2 → EPERM", B.get("tioclinux"))
+case(r, B.get("tiocsti_libc") == "EPERM" and B.get("fionread") == "ok:0",
+     "[1 tty] fcntl.ioctl(1, TIOCSTI) → EPERM while an ordinary ioctl (FIONREAD) works",
+     (B.get("tiocsti_libc"), B.get("fionread")))
+case(r, B.get("dev_tty") == "ENOENT" and B.get("ctermid") == "ENOENT" and B.get("openpty") == "ENOENT"
+     and B.get("ptmx") == "ENOENT" and B.get("isatty") == [False] * 3,
+     "[1 tty] no terminal to reach: /dev/tty, ctermid(), /dev/ptmx, openpty() → ENOENT; fds 0-2 are not ttys",
+     {k: B.get(k) for k in ("dev_tty", "ctermid", "openpty", "ptmx", "isatty")})
+case(r, B.get("tty_nr") == 0 and B.get("sid", [0])[0] == 1 and B.get("sid", [0, 0, 0])[2] == 1
+     and B.get("tiocsctty") in ("ENOTTY", "EPERM"),
+     "[1 tty] no controlling tty (tty_nr 0), session led by the block's init (getsid 1), TIOCSCTTY fails",
+     {k: B.get(k) for k in ("tty_nr", "sid", "tiocsctty")})
+
+# ---- 3 seccomp bypasses -----------------------------------------------------------------
+case(r, B.get("x32_getpid") == {"sig": 31},
+     "[3 seccomp] x32 getpid (syscall 0x40000027) via libc syscall() → killed by SIGSYS, no pid returned",
+     B.get("x32_getpid"))
+case(r, B.get("x32_asm") == {"sig": 31} and B.get("x32_close") == {"sig": 31},
+     "[3 seccomp] x32 numbers from a raw `syscall` instruction (getpid, close) → SIGSYS",
+     (B.get("x32_asm"), B.get("x32_close")))
+case(r, B.get("int80_getpid") == {"sig": 31},
+     "[3 seccomp] int 0x80 (i386 getpid) from machine code → process killed by SIGSYS",
+     B.get("int80_getpid"))
+case(r, (B.get("io_uring_setup"), B.get("io_uring_enter"), B.get("io_uring_register")) == ("EPERM",) * 3,
+     "[3 seccomp] io_uring_setup / io_uring_enter / io_uring_register → EPERM",
+     (B.get("io_uring_setup"), B.get("io_uring_enter"), B.get("io_uring_register")))
+case(r, get(B, "clone3_plain", "out") == "ENOSYS" and get(B, "clone3_newuser", "out") == "ENOSYS"
+     and B.get("subprocess_ok") == 0,
+     "[3 seccomp] clone3 (plain and CLONE_NEWUSER) → ENOSYS; subprocess still works via clone",
+     (B.get("clone3_plain"), B.get("clone3_newuser"), B.get("subprocess_ok")))
+case(r, all(get(B, k, "out") == "EPERM" for k in ("clone_newuser", "clone_newns", "clone_newnet", "clone_newpid"))
+     and get(B, "clone_plain", "out", ) not in (None, "EPERM"),
+     "[3 seccomp] raw clone with CLONE_NEWUSER / NEWNS / NEWNET / NEWPID → EPERM (a plain clone works)",
+     {k: B.get(k) for k in ("clone_newuser", "clone_newns", "clone_newnet", "clone_newpid", "clone_plain")})
+case(r, B.get("unshare") and set(B["unshare"].values()) == {"EPERM"},
+     "[3 seccomp] unshare(CLONE_NEWUSER/NEWNS/NEWNET/NEWPID/NEWIPC/NEWUTS) → EPERM", B.get("unshare"))
+case(r, B.get("setns") and set(B["setns"].values()) == {"EPERM"} and B.get("setns_init") == "EACCES",
+     "[3 seccomp] setns into user/mnt/net/pid/ipc → EPERM; the init's /proc/1/ns/mnt → EACCES",
+     (B.get("setns"), B.get("setns_init")))
+
+rs = F_SIGSYS.result()
+br = results(rs) or []
+case(rs, len(br) == 3 and [b.get("signal") for b in br] == [31, 31, 31]
+     and [b.get("exit_code") for b in br] == [159, 159, 159] and field(rs, "codellm", "exit_code") == 159
+     and content(rs) == "",
+     "[3 seccomp] int 0x80 / x32 as whole blocks: each block_result signal 31, exit_code 159, nothing printed",
+     br)
+
+# ---- 4 kernel attack surface ----------------------------------------------------------------
+case(r, B.get("bpf") == ["EPERM"] * 3, "[4 kernel] bpf(MAP_CREATE / PROG_LOAD / BTF_LOAD) → EPERM", B.get("bpf"))
+case(r, B.get("perf_event_open") == "EPERM", "[4 kernel] perf_event_open → EPERM", B.get("perf_event_open"))
+case(r, B.get("userfaultfd") == "EPERM" and B.get("dev_userfaultfd") == "ENOENT",
+     "[4 kernel] userfaultfd → EPERM, /dev/userfaultfd absent",
+     (B.get("userfaultfd"), B.get("dev_userfaultfd")))
+case(r, [B.get(k) for k in ("keyctl", "keyctl_join", "add_key", "request_key")] == ["EPERM"] * 4,
+     "[4 kernel] keyctl / add_key / request_key → EPERM",
+     [B.get(k) for k in ("keyctl", "keyctl_join", "add_key", "request_key")])
+case(r, [B.get(k) for k in ("init_module", "finit_module", "delete_module")] == ["EPERM"] * 3,
+     "[4 kernel] init_module / finit_module / delete_module → EPERM",
+     [B.get(k) for k in ("init_module", "finit_module", "delete_module")])
+case(r, [B.get(k) for k in ("kexec_load", "kexec_file_load")] == ["EPERM"] * 2,
+     "[4 kernel] kexec_load / kexec_file_load → EPERM", [B.get(k) for k in ("kexec_load", "kexec_file_load")])
+case(r, [B.get(k) for k in ("open_by_handle_at", "name_to_handle_at")] == ["EPERM"] * 2,
+     "[4 kernel] open_by_handle_at (Shocker) / name_to_handle_at → EPERM",
+     [B.get(k) for k in ("open_by_handle_at", "name_to_handle_at")])
+MNT = ("mount", "mount_bind", "umount2", "pivot_root")
+case(r, [B.get(k) for k in MNT] == ["EPERM"] * len(MNT) and get(B, "chroot", "out") == "EPERM",
+     "[4 kernel] mount (tmpfs, bind of /) / umount2 / pivot_root / chroot → EPERM", [B.get(k) for k in MNT + ("chroot",)])
+NMNT = ("fsopen", "open_tree", "move_mount", "fspick", "mount_setattr")
+case(r, [B.get(k) for k in NMNT] == ["EPERM"] * len(NMNT),
+     "[4 kernel] new mount API fsopen / open_tree / move_mount / fspick / mount_setattr → EPERM",
+     [B.get(k) for k in NMNT])
+PT = ("ptrace_attach_child", "ptrace_seize_child", "ptrace_attach_init")
+case(r, [B.get(k) for k in PT] == ["EPERM"] * 3 and get(B, "ptrace_traceme", "out") == "EPERM",
+     "[4 kernel] ptrace(PTRACE_ATTACH/SEIZE) of another process (own child, init) and TRACEME → EPERM",
+     [B.get(k) for k in PT + ("ptrace_traceme",)])
+PV = ("process_vm_readv", "process_vm_writev", "process_vm_readv_init", "kcmp")
+case(r, [B.get(k) for k in PV] == ["EPERM"] * 4,
+     "[4 kernel] process_vm_readv / process_vm_writev (child, init), kcmp → EPERM", [B.get(k) for k in PV])
+case(r, B.get("unshare_bin") not in (None, "ok:0") and B.get("syslog") == "EPERM",
+     "[4 kernel] nested user namespace with /usr/bin/unshare -Ur fails; syslog(2) → EPERM",
+     (B.get("unshare_bin"), B.get("syslog")))
+
+# ---- 5 side channels (in-block) -----------------------------------------------------------
+case(r, B.get("dev_shm") == "ENOENT" and B.get("shm_open") == "ENOENT" and B.get("dev_mqueue") == "ENOENT",
+     "[5 side] /dev/shm and /dev/mqueue absent, shm_open-style create → ENOENT",
+     (B.get("dev_shm"), B.get("shm_open"), B.get("dev_mqueue")))
+AF = ("af_vsock", "af_packet", "af_netlink", "af_alg", "af_netlink_hi", "socketpair_netlink")
+case(r, [B.get(k) for k in AF] == ["EAFNOSUPPORT"] * len(AF) and B.get("af_unix_ok") == "ok:None",
+     "[5 side] socket(AF_VSOCK / AF_PACKET / AF_NETLINK / AF_ALG, netlink|1<<32), socketpair(netlink) → EAFNOSUPPORT",
+     [B.get(k) for k in AF + ("af_unix_ok",)])
+case(r, B.get("keyctl_join") == "EPERM" and B.get("keyctl") == "EPERM",
+     "[5 side] keyrings shared by uid: KEYCTL_GET_KEYRING_ID / JOIN_SESSION_KEYRING → EPERM",
+     (B.get("keyctl"), B.get("keyctl_join")))
+
+# ---- 6 host sockets by path --------------------------------------------------------------
+HOSTSOCK = ("/run/systemd/private", "/run/systemd/journal/socket", "/var/run/docker.sock",
+            "/run/docker.sock", "/tmp/.X11-unix/X0", "/run/dbus/system_bus_socket",
+            "/var/run/postgresql/.s.PGSQL.5432", "/run/codellm")
+case(r, all(B.get("path:" + p) == "ENOENT" for p in HOSTSOCK),
+     "[6 sockets] /run/systemd/private, journal, docker.sock, X11, dbus, postgres paths do not exist (ENOENT)",
+     {p: B.get("path:" + p) for p in HOSTSOCK})
+case(r, all(B.get("connect:" + p) == "ENOENT" for p in HOSTSOCK),
+     "[6 sockets] connect() to those unix socket paths → ENOENT",
+     {p: B.get("connect:" + p) for p in HOSTSOCK})
+case(r, B.get("root_entries") and set(B["root_entries"].values()) == {"ENOENT"},
+     "[6 sockets] /run /tmp /home /var /sys /root /mnt /srv /opt /boot /media do not exist in the root",
+     B.get("root_entries"))
+case(r, B.get("root_present") == {d: True for d in ("usr", "etc", "dev", "proc", "work", "code")},
+     "[6 sockets] the root holds the minimal set (/usr /etc /dev /proc /work /code present)", B.get("root_present"))
+
+# ---- 8 leaked descriptors ---------------------------------------------------------------
+case(r, B.get("fds") == ["0", "1", "2", "3"],
+     "[8 fds] /proc/self/fd lists only 0, 1, 2 (+ the listing's own fd 3)", B.get("fds"))
+links = B.get("fd_links") or {}
+case(r, links and all(v.startswith("ok:'pipe:") or v == "ok:'/dev/null'" for v in links.values())
+     and not B.get("socket_fds"),
+     "[8 fds] fds 0-2 are pipes or /dev/null; no fd visible in the block points at a socket or the key",
+     (links, B.get("socket_fds")))
+case(r, B.get("init_fds") == "EACCES" and B.get("init_fd3") == "EACCES" and B.get("init_fd0") == "EACCES",
+     "[8 fds] the block's init: /proc/1/fd listing and /proc/1/fd/3, /proc/1/fd/0 → EACCES",
+     (B.get("init_fds"), B.get("init_fd3"), B.get("init_fd0")))
+case(r, B.get("pidfd_getfd") == ["EPERM"] * 8,
+     "[8 fds] pidfd_getfd(pidfd_open(1), 0..7) → EPERM: the init's descriptors cannot be copied",
+     (B.get("pidfd_open_init"), B.get("pidfd_getfd")))
+case(r, str(B.get("self_exe", "")).startswith("/usr/bin/python3") and B.get("init_exe") == "EACCES"
+     and B.get("init_exe_open") == "EACCES",
+     "[8 fds] /proc/self/exe is the interpreter; the handler image /proc/1/exe cannot be read or opened",
+     (B.get("self_exe"), B.get("init_exe"), B.get("init_exe_open")))
+case(r, B.get("init_root") == "EACCES" and B.get("init_cwd") == "EACCES"
+     and (B.get("pids") or [])[:2] == [1, 2] and len(B.get("pids") or []) <= 3,
+     "[8 fds] /proc/1/root and /proc/1/cwd → EACCES; only the block's own processes are visible",
+     (B.get("init_root"), B.get("init_cwd"), B.get("pids")))
+
+# ---- 9 leaked secrets --------------------------------------------------------------------
+env = B.get("env") or {}
+want_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/work", "TMPDIR": "/work",
+            "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+case(r, env == want_env,
+     "[9 secrets] the environment is exactly PATH HOME TMPDIR LANG PYTHONHASHSEED PYTHONDONTWRITEBYTECODE", env)
+case(r, env and not any(k.startswith(("LISTEN_", "CODELLM_")) or k in ("CREDENTIALS_DIRECTORY", "INVOCATION_ID",
+                                                                     "SECRET_TOKEN") for k in env)
+     and SECRET not in json.dumps(env) and KEY not in json.dumps(env),
+     "[9 secrets] no LISTEN_*, CREDENTIALS_DIRECTORY, INVOCATION_ID, CODELLM_*, SECRET_TOKEN, key value", sorted(env))
+ie, ic = B.get("init_environ"), B.get("init_cmdline")
+case(r, ie == "EACCES" and isinstance(ic, str) and SECRET not in ic and KEY not in ic and creds not in ic,
+     "[9 secrets] /proc/1/environ of the block's init → EACCES; its cmdline holds no secret, key or creds path",
+     (ie, ic))
+case(r, [B.get(k) for k in ("init_auxv", "init_mem", "init_maps")] == ["EACCES"] * 3,
+     "[9 secrets] /proc/1/auxv, /proc/1/mem, /proc/1/maps of the init → EACCES",
+     [B.get(k) for k in ("init_auxv", "init_mem", "init_maps")])
+dump = json.dumps(B.get("proc_dump") or {})
+case(r, B.get("proc_dump") and SECRET not in dump and KEY not in dump and "LISTEN_FDS" not in dump
+     and "INVOCATION_ID" not in dump and "CREDENTIALS_DIRECTORY" not in dump,
+     "[9 secrets] neither the secret nor the API key appears in any /proc/*/environ or cmdline the block sees",
+     dump[:3000])
+case(r, B.get("creds_dir") == "ENOENT",
+     "[9 secrets] the credentials directory (and key file) does not exist inside", B.get("creds_dir"))
+
+# a bash block: printenv, the Judge0 #564 classic
+rp = MAIN.run(block("bash", "printenv; echo ---; cat /proc/1/environ 2>&1 | tr '\\0' '\\n'"))
+out = content(rp) or ""
+case(rp, SECRET not in out and KEY not in out and "LISTEN_" not in out and "CREDENTIALS_DIRECTORY" not in out
+     and "Permission denied" in out,
+     "[9 secrets] bash printenv and cat /proc/1/environ show no secret (environ: Permission denied)", out)
+
+# ---- 10 privilege left behind -------------------------------------------------------------
+case(r, B.get("resuid") == [65534] * 3 and B.get("resgid") == [65534] * 3 and B.get("groups") == [],
+     "[10 priv] uid and gid are 65534 (real, effective, saved), no supplementary groups",
+     (B.get("resuid"), B.get("resgid"), B.get("groups")))
+stt = B.get("status") or {}
+case(r, all(stt.get(k) == "0000000000000000" for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")),
+     "[10 priv] CapInh/CapPrm/CapEff/CapBnd/CapAmb all 0 in /proc/self/status", stt)
+case(r, stt.get("NoNewPrivs") == "1" and B.get("nnp_clear") == "EINVAL",
+     "[10 priv] NoNewPrivs 1, and it cannot be cleared (PR_SET_NO_NEW_PRIVS 0 → EINVAL)",
+     (stt.get("NoNewPrivs"), B.get("nnp_clear")))
+case(r, B.get("uid_map") == ["65534", "65534", "1"] and B.get("gid_map") == ["65534", "65534", "1"]
+     and B.get("uid_map_write") in ("EACCES", "EPERM", "EROFS"),
+     "[10 priv] no mapped root: uid_map/gid_map map only 65534; uid_map cannot be rewritten",
+     (B.get("uid_map"), B.get("gid_map"), B.get("uid_map_write")))
+case(r, B.get("setuid0") in ("EPERM", "EINVAL") and B.get("setgid0") in ("EPERM", "EINVAL")
+     and B.get("setresuid0") in ("EPERM", "EINVAL") and B.get("setgroups") == "EPERM"
+     and B.get("capset_all") == "EPERM",
+     "[10 priv] setuid(0) / setgid(0) / setresuid(0) / setgroups / capset(all) fail",
+     [B.get(k) for k in ("setuid0", "setgid0", "setresuid0", "setgroups", "capset_all")])
+usr = B.get("usr_mount") or []
+case(r, usr and all("nosuid" in l.split()[5] and "ro" in l.split()[5].split(",") for l in usr),
+     "[10 priv] /usr is bound read-only and nosuid", usr)
+
+setuid_code = r'''
+def setuid_probe(path, args):
+    """exec a setuid-root binary whose first write blocks on a full pipe,
+    then read its credentials from /proc while it waits there"""
+    if not os.path.exists(path):
+        return None
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)            # F_SETPIPE_SZ
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+    p = subprocess.Popen([path] + args, stdin=subprocess.DEVNULL, stdout=w, stderr=w)
+    os.close(w)
+    st = None
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        try:
+            st = open("/proc/%d/status" % p.pid).read()
+        except OSError:
+            break
+        if "Name:\t" + os.path.basename(path)[:15] + "\n" in st and "State:\tS" in st:
+            break
+        time.sleep(0.003)
+    out = {l.split(":")[0]: l.split(":", 1)[1].split() for l in (st or "").splitlines()
+           if l.split(":")[0] in ("Name", "State", "Uid", "Gid", "CapEff", "CapPrm")}
+    while os.read(r, 65536):
+        pass
+    os.close(r)
+    out["rc"] = p.wait()
+    return out
+R['mode'] = {p: oct(os.stat(p).st_mode) for p in ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount") if os.path.exists(p)}
+for p in ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/chsh"):
+    R[p] = setuid_probe(p, ["--help"])
+cp = subprocess.run(["/usr/bin/su", "-c", "id -u"], capture_output=True, stdin=subprocess.DEVNULL, timeout=5)
+R['su_c'] = [cp.returncode, cp.stdout.decode(), cp.stderr.decode()[:200]]
+os.makedirs("mnt", exist_ok=True)
+cp = subprocess.run(["/usr/bin/mount", "-t", "tmpfs", "none", "mnt"], capture_output=True, timeout=5)
+R['mount_bin'] = [cp.returncode, cp.stderr.decode()[:200]]
+'''
+r10 = MAIN.run(pyblock(setuid_code))
+S10 = jcontent(r10) or {}
+probes = {p: S10.get(p) for p in ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/chsh")
+          if S10.get(p) is not None}
+setuid_present = any(int(m, 8) & 0o4000 for m in (S10.get("mode") or {}).values())
+if not setuid_present and completion_ok(r10):
+    t.skip("[10 priv] setuid-root binaries run as 65534", "no setuid binary under /usr on this host")
+else:
+    case(r10, len(probes) >= 2 and all(v.get("Uid") == ["65534"] * 4 and v.get("Gid") == ["65534"] * 4
+                                       and v.get("CapEff") == ["0000000000000000"] for v in probes.values()),
+         "[10 priv] setuid-root su / passwd / mount / chsh, caught while running: Uid and Gid stay 65534, CapEff 0",
+         (S10.get("mode"), probes))
+case(r10, get(S10, "su_c", 0) not in (None, 0) and get(S10, "su_c", 1) != "0\n"
+     and get(S10, "mount_bin", 0) not in (None, 0),
+     "[10 priv] `su -c 'id -u'` fails (no root) and the setuid mount binary cannot mount",
+     (S10.get("su_c"), S10.get("mount_bin")))
+
+# ---- 11 network ----------------------------------------------------------------------------
+case(r, B.get("net_dev") == ["lo"] and isinstance(B.get("lo_flags"), int) and not (B["lo_flags"] & 1),
+     "[11 net] the only interface is lo, and lo is down", (B.get("net_dev"), B.get("lo_flags")))
+case(r, B.get("lo_up") == "EPERM",
+     "[11 net] bringing lo up (SIOCSIFFLAGS) → EPERM", B.get("lo_up"))
+case(r, B.get("tcp_handler_port") in FAILS_NET and B.get("tcp6_loopback") in FAILS_NET,
+     "[11 net] connect to 127.0.0.1:<the handler's port> and [::1] fails at once",
+     (B.get("tcp_handler_port"), B.get("tcp6_loopback")))
+case(r, B.get("tcp_metadata") in FAILS_NET and B.get("tcp_public") in FAILS_NET,
+     "[11 net] connect to the metadata address 169.254.169.254:80 and to 1.1.1.1:443 fails at once",
+     (B.get("tcp_metadata"), B.get("tcp_public")))
+case(r, str(B.get("dns", "")).startswith("gaierror") and (B.get("dns_s") or 99) < 2.0 and not B.get("resolv_conf"),
+     "[11 net] DNS resolution fails fast (no resolv.conf, no route to a resolver)",
+     (B.get("dns"), B.get("dns_s"), B.get("resolv_conf")))
+case(r, B.get("udp_resolver") in FAILS_NET and B.get("udp_lo") in FAILS_NET,
+     "[11 net] UDP to the host's resolver 127.0.0.53:53 / 127.0.0.1:53 → fails (network unreachable)",
+     (B.get("udp_resolver"), B.get("udp_lo")))
+case(r, B.get("raw_inet") == "EPERM" and B.get("raw_inet6") == "EPERM" and B.get("packet") == "EAFNOSUPPORT",
+     "[11 net] raw sockets (AF_INET/AF_INET6 SOCK_RAW) → EPERM, AF_PACKET → EAFNOSUPPORT",
+     (B.get("raw_inet"), B.get("raw_inet6"), B.get("packet")))
+case(r, B.get("tcp_bind") in ("EACCES", "EPERM"),
+     "[11 net] binding a TCP listener (0.0.0.0:8080) → EACCES (Landlock)", B.get("tcp_bind"))
+
+# ---- 13 kernel information ----------------------------------------------------------------
+ks = B.get("kallsyms") or ""
+case(r, ks in ("EACCES", "EPERM", "ENOENT") or ks == "ok:['0000000000000000']",
+     "[13 kinfo] /proc/kallsyms shows only zero addresses (or is unreadable)", ks[:300])
+case(r, B.get("kcore") in ("ENOENT", "EACCES", "EPERM") and B.get("kmsg") in ("ENOENT", "EACCES", "EPERM"),
+     "[13 kinfo] /proc/kcore and /proc/kmsg cannot be read", (B.get("kcore"), B.get("kmsg")))
+case(r, all(B.get(k) in ("EROFS", "EACCES", "EPERM") for k in ("sys_hostname_w", "sys_core_pattern_w", "sys_shmmax_w")),
+     "[13 kinfo] /proc/sys is read-only: kernel/hostname, core_pattern, shmmax writes fail",
+     [B.get(k) for k in ("sys_hostname_w", "sys_core_pattern_w", "sys_shmmax_w")])
+case(r, B.get("sysrq") in ("EROFS", "EACCES", "EPERM", "ENOENT"),
+     "[13 kinfo] writing /proc/sysrq-trigger fails", B.get("sysrq"))
+case(r, B.get("sys") == "ENOENT" and B.get("sys_kernel") == "ENOENT",
+     "[13 kinfo] /sys is absent", (B.get("sys"), B.get("sys_kernel")))
+lc = B.get("limits_core") or [""]
+case(r, lc[0].split()[4:6] == ["0", "0"],
+     "[13 kinfo] core dumps off: RLIMIT_CORE 0/0 in /proc/self/limits", lc)
+case(r, B.get("proc_remount") == "EPERM",
+     "[13 kinfo] remounting /proc read-write → EPERM", B.get("proc_remount"))
+
+# ---- 14 the control plane ---------------------------------------------------------------
+case(r, B.get("ctl_handler") in FAILS_NET, "[14 control] the handler's own port 127.0.0.1:%d unreachable" % MAIN.port,
+     B.get("ctl_handler"))
+case(r, B.get("ctl_debug") in FAILS_NET and B.get("ctl_8080") in FAILS_NET,
+     "[14 control] the debug port 127.0.0.1:8090 (and :8080) unreachable", (B.get("ctl_debug"), B.get("ctl_8080")))
+case(r, str(B.get("healthz", "")).startswith("URLError"),
+     "[14 control] urllib GET http://127.0.0.1:<port>/healthz fails", B.get("healthz"))
+case(r, B.get("kill_init") == "EPERM" and B.get("kill_init_term") == "EPERM",
+     "[14 control] signals to the supervising init (kill 1 SIGKILL/SIGTERM) → EPERM (Landlock signal scope)",
+     (B.get("kill_init"), B.get("kill_init_term")))
+
+# ---- 15 fail-open ----------------------------------------------------------------------------
+sb = field(r, "codellm", "sandbox") or {}
+case(r, sb.get("mode") == "native" and sorted(sb.get("layers") or []) == sorted(ALL_LAYERS)
+     and sb.get("missing") == [],
+     "[15 fail-open] codellm.sandbox: native, all 15 layers applied, missing []", sb)
+case(r, stt.get("Seccomp") == "2" and stt.get("Seccomp_filters") == "1",
+     "[15 fail-open] /proc/self/status Seccomp: 2 (filter mode), one filter",
+     (stt.get("Seccomp"), stt.get("Seccomp_filters")))
+case(r, B.get("ll_listdir_root") == "EACCES" and B.get("ll_listdir_dev") == "EACCES"
+     and B.get("ll_write_random") == "EACCES" and B.get("ll_read_etc") == "ok:True"
+     and B.get("ll_write_work") == "ok:2",
+     "[15 fail-open] Landlock in force: listing / and /dev, writing /dev/random → EACCES (/etc, /work allowed)",
+     [B.get(k) for k in ("ll_listdir_root", "ll_listdir_dev", "ll_write_random", "ll_read_etc", "ll_write_work")])
+case(r, B.get("ll_write_etc") in ("EROFS", "EACCES") and B.get("ll_write_root") in ("EROFS", "EACCES"),
+     "[15 fail-open] writing /etc/x or /x fails", (B.get("ll_write_etc"), B.get("ll_write_root")))
+case(r, B.get("hostname") == "codellm" and sb.get("net") == "own",
+     "[15 fail-open] the hostname is codellm (own UTS ns); net is the block's own namespace",
+     (B.get("hostname"), sb.get("net")))
+case(r, isinstance(B.get("landlock_abi"), int) and B["landlock_abi"] >= 6,
+     "[15 fail-open] Landlock ABI ≥ 6 (abstract-socket and signal scoping available)", B.get("landlock_abi"))
+
+# fail-open for real: a handler that cannot create user namespaces
+# (user.max_user_namespaces=0 in a user namespace of the wrapper's own)
+wrap_dir = tempfile.mkdtemp(prefix="codellm-esc-wrap-")
+os.chmod(wrap_dir, 0o755)
+wrapper = os.path.join(wrap_dir, "handler")
+with open(wrapper, "w") as f:
+    f.write("#!/bin/sh\n"
+            "exec unshare --user --map-root-user /bin/sh -c "
+            "'echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" \"$@\"' %s \"$@\"\n" % HANDLER)
+os.chmod(wrapper, 0o755)
+M15 = "89." + U
+fail_code = "import os\nopen('ran', 'w').write('x')\nos.execv('/bin/sleep', ['sleep', '%s'])\n" % M15
+if shutil.which("unshare"):
+    with Server("--timeout", "5", sandbox="native", handler=wrapper) as sw:
+        rw = sw.run(block("python", fail_code))
+        err = rw.error() or {}
+        ran = bool(procs_matching(M15))
+        t.ok(rw.status == 503 and err.get("code") == "sandbox_unavailable" and not ran,
+             "[15 fail-open] native without user namespaces: 503 sandbox_unavailable, the block never runs",
+             diag_of(rw, (err, ran)))
+        t.ok("workdir" in json.dumps(err) or "userns" in json.dumps(err),
+             "[15 fail-open] the 503 names the layer that could not be applied", diag_of(rw, err))
+    with Server("--timeout", "5", "--sandbox", "besteffort", handler=wrapper) as sw:
+        rw = sw.run(pyblock("R['uid'] = os.getuid()"))
+        miss = field(rw, "codellm", "sandbox", "missing") or []
+        t.ok((completion_ok(rw) and field(rw, "codellm", "sandbox", "mode") == "besteffort" and len(miss) > 0)
+             or (rw.status == 503 and (rw.error() or {}).get("code") == "sandbox_unavailable"),
+             "[15 fail-open] besteffort on the same host either reports the missing layers or refuses (503)",
+             diag_of(rw, miss))
+    kill_leftovers(M15)
+else:
+    t.skip("[15 fail-open] native without user namespaces → 503", "no unshare(1) on this host")
+    t.skip("[15 fail-open] the 503 names the layer", "no unshare(1) on this host")
+    t.skip("[15 fail-open] besteffort reports what is missing", "no unshare(1) on this host")
+shutil.rmtree(wrap_dir, ignore_errors=True)
+
+
+# ======================================================================================
+# 2 outliving the run
+# ======================================================================================
+M2 = "86." + U
+daemons_code = r'''
+M = %r
+def spawn_daemon():
+    if os.fork() == 0:                     # setsid + double fork
+        os.setsid()
+        if os.fork() == 0:
+            os.execv("/bin/sleep", ["sleep", M + "1"])
+        os._exit(0)
+    os.wait()
+spawn_daemon()
+subprocess.run(["bash", "-c", "nohup sleep %%s2 >/dev/null 2>&1 & disown" %% M])
+subprocess.Popen(["bash", "-c", "trap '' TERM HUP INT; exec sleep %%s3" %% M], start_new_session=True)
+if os.fork() == 0:                         # a python daemon ignoring TERM/HUP, in its own session
+    os.setsid()
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, signal.SIG_IGN)
+    os.execv("/bin/sleep", ["sleep", M + "4"])
+time.sleep(0.3)
+alive = {}
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            c = open("/proc/%%s/cmdline" %% p, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if len(c) > 1 and c[1].decode().startswith(M):
+            alive[c[1].decode()[-1]] = open("/proc/%%s/status" %% p).read().split("SigIgn:\t")[1][:16]
+R['alive'] = alive
+''' % M2
+r2 = MAIN.run(pyblock(daemons_code))
+D2 = jcontent(r2) or {}
+gone = {i: wait_gone(M2 + i, 3) for i in "1234"}
+alive2 = D2.get("alive") or {}
+case(r2, alive2.get("1") is not None and gone["1"],
+     "[2 outlive] setsid + double-fork daemon: alive in the block, gone after the response", (alive2, gone))
+case(r2, alive2.get("2") is not None and gone["2"],
+     "[2 outlive] `nohup sleep MARKER & disown`: gone after the response", (alive2, gone))
+case(r2, alive2.get("3") is not None and alive2.get("4") is not None and int(alive2["4"], 16) & 0x4003
+     and gone["3"] and gone["4"],
+     "[2 outlive] processes ignoring SIGTERM/SIGHUP/SIGINT (own session): gone after the response", (alive2, gone))
+kill_leftovers(M2)
+
+rt, seen_t, _ = F_DAEMONS_TIMEOUT.result()
+gone_t = wait_gone(M2T, 3)
+case(rt, field(rt, "codellm", "exit_code") == 124 and field(rt, "codellm", "timed_out") is True
+     and len(seen_t) == 4 and gone_t,
+     "[2 outlive] run timed out (--timeout 3, exit 124): its setsid/nohup/TERM-ignoring daemons are all gone",
+     (seen_t, gone_t, procs_matching(M2T)))
+kill_leftovers(M2T)
+
+seen_k, handlers, gone_k, el_k, rk = F_HANDLER_DEATH.result()
+t.ok(seen_k and len(handlers) == 1 and gone_k and rk.json is None and not descendants(KILLSRV.proc.pid),
+     "[2 outlive] SIGKILL of the handler mid-run: every block process (daemons included) dies within %.2f s"
+     % el_k, diag_of(rk, (seen_k, handlers, gone_k, procs_matching(M2K), descendants(KILLSRV.proc.pid))))
+kill_leftovers(M2K)
+
+# ======================================================================================
+# 5 side channels across runs
+# ======================================================================================
+ra, rb, rc = F_IPC.result()
+A5, B5, C5 = jcontent(ra) or {}, jcontent(rb) or {}, jcontent(rc) or {}
+overlap = (isinstance(A5.get("t_ready"), float) and isinstance(B5.get("t_check"), float)
+           and A5["t_ready"] < B5["t_check"] < A5["t_end"])
+# A made its objects (and sees them itself), or SysV IPC is denied
+# outright (ENOSYS/EPERM): either way B must find nothing
+IPC_CLOSED = ("ENOSYS", "EPERM")
+ipc_ok = all(str(A5.get(k, "")).startswith("ok:") for k in ("shm", "msg", "sem", "self_shm"))
+ipc_denied = all(A5.get(k) in IPC_CLOSED for k in ("shm", "msg", "sem"))
+a_ready = A5.get("self_connect") == "ok:None"
+case(rb, completion_ok(ra) and a_ready and overlap and (ipc_ok or ipc_denied) and
+     all(B5.get(k) in ("ENOENT",) + IPC_CLOSED for k in ("shm", "msg", "sem")),
+     "[5 side] SysV shm/msg/sem key made by a concurrent run is not visible (ENOENT, or SysV IPC denied)",
+     (A5, B5))
+case(rb, completion_ok(ra) and a_ready and overlap and B5.get("abstract") in ("ECONNREFUSED", "EPERM")
+     and B5.get("abstract_dgram") in ("ECONNREFUSED", "EPERM"),
+     "[5 side] abstract unix socket listening in a concurrent run: connect/sendto → refused", (A5, B5))
+case(rc, all(C5.get(k) in ("ENOENT",) + IPC_CLOSED for k in ("shm", "msg", "sem"))
+     and C5.get("abstract") in ("ECONNREFUSED", "EPERM"),
+     "[5 side] the next run does not see the previous run's SysV objects or socket name either", C5)
+
+same_run = (
+    pyblock(r'''
+K = %d
+name = b"\0codellm-esc-same-%%d" %% K
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(name)
+srv.listen(4)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+R['self'] = tryf(lambda: c.connect(name))
+R['shm'] = ipc(libc.shmget(K + 1, 4096, 0o1000 | 0o600))
+sys.stdout.write(json.dumps(R) + "\n")
+sys.stdout.flush()
+time.sleep(2.5)
+sys.exit(0)
+''' % K5).replace(EPILOGUE, "\n") +
+    pyblock(r'''
+K = %d
+R['block0'] = json.loads(sys.stdin.readline())
+R['connect'] = connect_err(socket.AF_UNIX, b"\0codellm-esc-same-%%d" %% K)
+R['shm'] = ipc(libc.shmget(K + 1, 0, 0))
+''' % K5))
+rsr = MAIN.run(same_run)
+S5 = jcontent(rsr) or {}
+case(rsr, get(S5, "block0", "self") == "ok:None" and S5.get("connect") in ("ECONNREFUSED", "EPERM"),
+     "[5 side] abstract socket of block 0 (listening, self-connect works) unreachable from block 1 of the same run",
+     S5)
+case(rsr, (str(get(S5, "block0", "shm")).startswith("ok:") and S5.get("shm") == "ENOENT")
+     or (get(S5, "block0", "shm") in IPC_CLOSED and S5.get("shm") in IPC_CLOSED),
+     "[5 side] SysV shm of block 0 is not visible to block 1 of the same run (IPC ns per block, or SysV denied)",
+     S5)
+
+# ======================================================================================
+# 7 the supervisor's own files
+# ======================================================================================
+plant_code = r'''
+# everything relative to the working directory (the run's workdir)
+for name, target in (("shadow", "/etc/shadow"), ("init-root", "/proc/1/root"), ("root", "/"),
+                     ("passwd", "/etc/passwd"), ("up", ".."), ("self", "/work")):
+    os.symlink(target, name)
+os.mkfifo("fifo")
+os.mkfifo("code-fifo")
+os.makedirs("locked/inner/deeper")
+for i in range(5):
+    open("locked/inner/f%d" % i, "w").write("x")
+d = "deep"
+os.mkdir(d)
+for i in range(200):
+    d = os.path.join(d, "d")
+    try:
+        os.mkdir(d)
+    except OSError:
+        break
+os.chmod("locked/inner/deeper", 0)
+os.chmod("locked/inner", 0)
+os.chmod("locked", 0)
+os.symlink("fifo", "fleet_input.json") if not os.path.lexists("fleet_input.json") else None
+R['cwd'] = os.getcwd()
+R['planted'] = sorted(os.listdir("."))
+R['follow_shadow'] = tryf(lambda: open("shadow").read())
+R['chmod_via_link'] = tryf(lambda: os.chmod("passwd", 0o644))     # its usual mode: no harm either way
+R['hardlink_code'] = tryf(lambda: os.link("/code/block-0.py", "hl-code"))
+R['hardlink_passwd'] = tryf(lambda: os.link("/etc/passwd", "hl-passwd"))
+R['write_code'] = tryf(lambda: open("/code/block-0.py", "a").write("x"))
+R['create_code'] = tryf(lambda: open("/code/evil.py", "w"))
+R['unlink_code'] = tryf(lambda: os.unlink("/code/block-0.py"))
+R['chmod_code'] = tryf(lambda: os.chmod("/code/block-0.py", 0o777))
+R['rename_code'] = tryf(lambda: os.rename("/code/block-0.py", "moved.py"))
+R['mkfifo_code'] = tryf(lambda: os.mkfifo("/code/fifo"))
+here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+os.chmod(".", 0)
+R['work_mode'] = oct(os.fstat(here).st_mode & 0o777)
+'''
+r7 = MAIN.run(pyblock(plant_code))
+P7 = jcontent(r7) or {}
+case(r7, "shadow" in (P7.get("planted") or []) and "fifo" in P7["planted"] and P7.get("work_mode") == "0o0"
+     and P7.get("cwd") == "/work",
+     "[7 files] symlinks to /etc/shadow, /proc/1/root, /, a FIFO, chmod 000 dirs and /work: the response arrives",
+     P7)
+case(r7, P7.get("follow_shadow") == "ENOENT" and P7.get("chmod_via_link") in ("EROFS", "EACCES", "EPERM"),
+     "[7 files] the planted links lead nowhere inside (shadow ENOENT, chmod through link fails)",
+     (P7.get("follow_shadow"), P7.get("chmod_via_link")))
+case(r7, P7.get("hardlink_code") in ("EXDEV", "EPERM", "EACCES") and P7.get("hardlink_passwd") in ("EXDEV", "EPERM", "EACCES"),
+     "[7 files] hardlink of /code/block-0.py or /etc/passwd into /work → EXDEV",
+     (P7.get("hardlink_code"), P7.get("hardlink_passwd")))
+CW = ("write_code", "create_code", "unlink_code", "chmod_code", "rename_code", "mkfifo_code")
+case(r7, all(P7.get(k) in ("EROFS", "EACCES", "EPERM", "EXDEV") for k in CW),
+     "[7 files] /code is read-only: append, create, unlink, chmod, rename, mkfifo all fail",
+     {k: P7.get(k) for k in CW})
+# the host is untouched and the next run starts clean
+host_ok = os.stat("/etc/passwd") == HOST_PASSWD and (
+    HOST_SHADOW is None or os.stat("/etc/shadow") == HOST_SHADOW)
+r7b = MAIN.run(pyblock("R['work'] = sorted(os.listdir('/work'))\nR['mode'] = oct(os.stat('/work').st_mode & 0o777)"))
+W7 = jcontent(r7b) or {}
+case(r7b, W7.get("work") == [] and W7.get("mode") == "0o700" and host_ok,
+     "[7 files] the next run's /work is empty (0700) and host /etc/passwd, /etc/shadow are unchanged",
+     (W7, host_ok))
+case(r7b, MAIN.leftovers() == [] and LIM.leftovers() == [],
+     "[7 files] no run directory left in the servers' TMPDIR", (MAIN.leftovers(), LIM.leftovers()))
+
+bag_code = r'''
+p = os.environ.get("FLEET_INPUT", "")
+R['path'] = p
+R['before'] = open(p).read() if p else None
+R['write'] = tryf(lambda: open(p, "a").write("x"))
+R['trunc'] = tryf(lambda: os.truncate(p, 0))
+R['trunc_open'] = tryf(lambda: os.open(p, os.O_WRONLY | os.O_TRUNC))
+R['chmod'] = tryf(lambda: os.chmod(p, 0o666))
+R['unlink'] = tryf(lambda: os.unlink(p))
+R['rename'] = tryf(lambda: os.rename(p, "moved.json"))
+R['rename_over'] = tryf(lambda: (open("new.json", "w").write("{}"), os.rename("new.json", p)))
+R['symlink_over'] = tryf(lambda: os.symlink("/etc/passwd", p))
+R['after'] = open(p).read() if p else None
+'''
+bag = json.dumps({"bag": U, "items": [1, 2, 3]})
+r7c = MAIN.chat({"model": "codellm", "messages": [
+    {"role": "user", "name": "fleet_input", "content": bag},
+    {"role": "user", "content": pyblock(bag_code) + block("python", "import os\nprint(open(os.environ['FLEET_INPUT']).read())")}]})
+r7d = MAIN.chat({"model": "codellm", "messages": [
+    {"role": "user", "name": "fleet_input", "content": bag},
+    {"role": "user", "content": pyblock(bag_code)}]})
+F7 = jcontent(r7d) or {}
+BW = ("write", "trunc", "trunc_open", "chmod", "unlink", "rename", "rename_over", "symlink_over")
+case(r7d, F7.get("path") == "/work/fleet_input.json" and F7.get("before") == bag and F7.get("after") == bag
+     and all(F7.get(k) in ("EROFS", "EACCES", "EPERM", "EBUSY", "EEXIST") for k in BW),
+     "[7 files] FLEET_INPUT cannot be written, truncated, chmod'ed, deleted, renamed or replaced",
+     {k: F7.get(k) for k in ("path", "before", "after") + BW})
+case(r7c, content(r7c) == bag + "\n",
+     "[7 files] after block 0 attacked the bag, block 1 of the same run reads it intact", content(r7c))
+
+
+# ======================================================================================
+# 12 resource exhaustion (LIM: --max-procs 64 --memory-max 256M --workdir-bytes 8M
+#    --workdir-inodes 200 --max-stdout-bytes 1M --max-file-bytes 1M --timeout 10)
+# ======================================================================================
+M12 = "85." + U
+forkbomb = r'''
+M = %r
+forked, err = 0, None
+for i in range(100000):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        err = errno.errorcode.get(e.errno)
+        break
+    if pid == 0:
+        os.execv("/bin/bash", ["bash", "-c", ":(){ : | : & }; : ; exec sleep " + M])
+    forked += 1
+R['forked'] = forked
+R['err'] = err
+R['procs'] = len([p for p in os.listdir("/proc") if p.isdigit()])
+''' % M12
+t0 = time.time()
+r12 = LIM.run(pyblock(forkbomb))
+el12 = time.time() - t0
+FB = jcontent(r12) or {}
+gone12 = wait_gone(M12, 5)
+deadline = time.time() + 5
+while descendants(LIM.proc.pid) and time.time() < deadline:
+    time.sleep(0.05)
+left12 = descendants(LIM.proc.pid)
+case(r12, FB.get("err") == "EAGAIN" and FB.get("forked", 999) < 64 and (FB.get("procs") or 999) <= 66,
+     "[12 exhaust] fork bomb (bash :(){ :|:& } under python forks) stops at --max-procs 64 (EAGAIN)", FB)
+r12b = LIM.run(block("python", "print('fine')"))
+case(r12b, gone12 and not left12 and content(r12b) == "fine\n" and el12 < 10,
+     "[12 exhaust] after the fork bomb (%.1f s) nothing of it survives below the server, the next run works"
+     % el12, (gone12, left12[:10], procs_matching(M12)[:10]))
+kill_leftovers(M12)
+
+mem_code = r'''
+try:
+    b = bytearray(4 << 30)
+    R['big'] = "allocated"
+except MemoryError:
+    R['big'] = "MemoryError"
+chunks = []
+try:
+    while len(chunks) < 1024:
+        chunks.append(bytearray(16 << 20))
+    R['chunks'] = "no limit"
+except MemoryError:
+    R['chunks'] = "MemoryError"
+R['mb'] = 16 * len(chunks)
+del chunks
+R['mmap'] = tryf(lambda: mmap.mmap(-1, 1 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS))
+'''
+r12m = LIM.run(pyblock(mem_code))
+MB = jcontent(r12m) or {}
+case(r12m, MB.get("big") == "MemoryError" and MB.get("chunks") == "MemoryError" and MB.get("mb", 999) <= 256
+     and MB.get("mmap") == "ENOMEM",
+     "[12 exhaust] memory bomb: 4 GiB → MemoryError, 16 MiB chunks stop below --memory-max 256M, 1 GiB mmap ENOMEM",
+     MB)
+r12n = LIM.run(block("node", "const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1));"))
+nb = get(results(r12n), 0) or {}
+case(r12n, nb.get("exit_code") not in (None, 0) and field(r12n, "codellm", "timed_out") is False,
+     "[12 exhaust] node memory bomb (Buffer.alloc loop) dies by the limit, the response arrives",
+     (nb.get("exit_code"), nb.get("signal"), (nb.get("stderr") or "")[-300:]))
+
+shm_code = r'''
+def memfd_big():
+    try:
+        fd = os.memfd_create("bomb")
+    except OSError as e:
+        return ["memfd_create:" + errno.errorcode.get(e.errno, "?")]
+    return [tryf(lambda: os.ftruncate(fd, 1 << 30)), tryf(lambda: os.write(fd, b"\1" * (2 << 20)))]
+R['memfd_big'] = in_child(memfd_big)
+def memfd_touch():
+    try:
+        fd = os.memfd_create("bomb2")
+    except OSError as e:
+        return "memfd_create:" + errno.errorcode.get(e.errno, "?")
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    addr = libc.mmap(None, 1 << 30, 3, 1, fd, 0)          # MAP_SHARED, 1 GiB of an empty memfd
+    if addr in (None, ctypes.c_void_p(-1).value):
+        return en(-ctypes.get_errno())
+    ctypes.memset(addr + (512 << 20), 1, 4096)            # beyond EOF: SIGBUS
+    return "touched"
+R['memfd_touch'] = in_child(memfd_touch)
+def memfd_fanout(n):
+    fds = []
+    try:
+        for i in range(n):
+            fd = os.memfd_create("x%d" % i)
+            os.write(fd, b"\1" * (1 << 20))
+            fds.append(fd)
+    except OSError as e:
+        return {"mb": len(fds), "err": errno.errorcode.get(e.errno)}
+    return {"mb": len(fds)}
+R['memfd_fanout'] = in_child(lambda: memfd_fanout(320))
+def sysv_shm(total_mb, seg_mb):
+    got = 0
+    while got < total_mb:
+        sid = libc.shmget(0, ctypes.c_size_t(seg_mb << 20), 0o1000 | 0o600)
+        if sid < 0:
+            return {"mb": got, "err": en(-ctypes.get_errno()), "at": "shmget"}
+        addr = libc.shmat(sid, None, 0)
+        if addr is None or addr == ctypes.c_void_p(-1).value:
+            return {"mb": got, "err": en(-ctypes.get_errno()), "at": "shmat"}
+        ctypes.memset(addr, 1, seg_mb << 20)
+        libc.shmdt(ctypes.c_void_p(addr))          # the segment lives on in the IPC ns
+        got += seg_mb
+    return {"mb": got}
+R['sysv_shm'] = in_child(lambda: sysv_shm(320, 32))
+def sysv_msg(total_mb):
+    class Msg(ctypes.Structure):
+        _fields_ = [("mtype", ctypes.c_long), ("mtext", ctypes.c_char * 8192)]
+    m = Msg(1, b"\1" * 8192)
+    got = 0
+    while got < total_mb << 20:
+        q = libc.msgget(0, 0o1000 | 0o600)
+        if q < 0:
+            return {"mb": got >> 20, "err": en(-ctypes.get_errno()), "at": "msgget"}
+        for i in range(2):                  # msgmnb 16 KiB per queue
+            if libc.msgsnd(q, ctypes.byref(m), 8192, 0o4000) < 0:   # IPC_NOWAIT
+                return {"mb": got >> 20, "err": en(-ctypes.get_errno()), "at": "msgsnd"}
+            got += 8192
+    return {"mb": got >> 20}
+R['sysv_msg'] = in_child(lambda: sysv_msg(320))
+def shared_anon(mb):
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    got = 0
+    while got < mb:
+        addr = libc.mmap(None, 32 << 20, 3, 0x01 | 0x20, -1, 0)       # MAP_SHARED | MAP_ANONYMOUS
+        if addr in (None, ctypes.c_void_p(-1).value):
+            return {"mb": got, "err": en(-ctypes.get_errno())}
+        ctypes.memset(addr, 1, 32 << 20)
+        got += 32
+    return {"mb": got}
+R['shared_anon'] = in_child(lambda: shared_anon(320))
+def sock_buffers(procs, pairs):
+    """procs processes, each filling both directions of `pairs` unix
+    socketpairs and holding them: kernel memory no rlimit counts"""
+    r, w = os.pipe()
+    kids = []
+    for k in range(procs):
+        pid = os.fork()
+        if pid == 0:
+            total = 0
+            keep = []
+            chunk = b"\1" * 65536
+            try:
+                for i in range(pairs):
+                    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                    keep.append((a, b))
+                    for s in (a, b):
+                        s.setblocking(False)
+                        while True:
+                            try:
+                                total += s.send(chunk)
+                            except BlockingIOError:
+                                break
+            except OSError:
+                pass
+            os.write(w, b"%d\n" % total)
+            time.sleep(2)                     # hold it while the others fill theirs
+            os._exit(0)
+        kids.append(pid)
+    os.close(w)
+    data = b""
+    while True:
+        b = os.read(r, 4096)
+        if not b:
+            break
+        data += b
+    for pid in kids:
+        os.waitpid(pid, 0)
+    return {"mb": sum(int(x) for x in data.split()) >> 20, "procs": len(data.split())}
+R['sock_buffers'] = in_child(lambda: sock_buffers(2, 480))
+R['oom_score_adj'] = open('/proc/self/oom_score_adj').read().strip()
+'''
+r12s = LIM.run(pyblock(shm_code))
+SH = jcontent(r12s) or {}
+MEMFD_DENIED = ("memfd_create:ENOSYS", "memfd_create:EPERM")
+case(r12s, get(SH, "memfd_big", "out") == ["EFBIG", "ok:1048576"]
+     or get(SH, "memfd_big", "out", 0) in MEMFD_DENIED,
+     "[12 exhaust] memfd bomb: ftruncate(1 GiB) → EFBIG, write stops at --max-file-bytes 1M (or no memfd_create)",
+     SH.get("memfd_big"))
+case(r12s, SH.get("memfd_touch") == {"sig": signal.SIGBUS} or get(SH, "memfd_touch", "out") in MEMFD_DENIED,
+     "[12 exhaust] memfd mapped 1 GiB past its (empty) end: touching it → SIGBUS (or no memfd_create)",
+     SH.get("memfd_touch"))
+case(r12s, mb_ok(SH.get("memfd_fanout")),
+     "[12 exhaust] shared memory: 320 memfds × 1 MiB (more than --memory-max 256M) are refused",
+     SH.get("memfd_fanout"))
+case(r12s, mb_ok(SH.get("sysv_shm")),
+     "[12 exhaust] shared memory: SysV shm segments totalling 320 MiB (> --memory-max 256M) are refused",
+     SH.get("sysv_shm"))
+case(r12s, mb_ok(SH.get("shared_anon")),
+     "[12 exhaust] shared memory: MAP_SHARED|MAP_ANONYMOUS mappings touched to 320 MiB (> --memory-max 256M) "
+     "are refused", SH.get("shared_anon"))
+# Socket buffers are kernel memory no rlimit counts: only a memory cgroup
+# (the unit's MemoryMax) bounds them -- a documented residual risk. What
+# the handler guarantees here: the flood ends with the run, the answer
+# arrives, and every block process is the OOM killer's first choice.
+case(r12s, isinstance(get(SH, "sock_buffers", "out"), dict) and SH.get("oom_score_adj") == "1000",
+     "[12 exhaust] unix socketpair buffers filled by 2 processes (%s MiB, bounded only by the unit's MemoryMax): "
+     "the answer arrives and blocks run with oom_score_adj 1000" % get(SH, "sock_buffers", "out", "mb"),
+     (SH.get("sock_buffers"), SH.get("oom_score_adj")))
+case(r12s, mb_ok(SH.get("sysv_msg")),
+     "[12 exhaust] kernel memory: SysV message queues holding 320 MiB (> --memory-max 256M) are refused",
+     SH.get("sysv_msg"))
+
+disk_code = r'''
+total = 0
+try:
+    for i in range(100):
+        with open("fill%d" % i, "wb") as f:
+            for k in range(4):
+                f.write(b"\0" * (256 << 10))
+                f.flush()
+                total += 256 << 10
+    R['disk'] = "no limit"
+except OSError as e:
+    R['disk'] = errno.errorcode.get(e.errno)
+R['disk_bytes'] = total
+for n in os.listdir("."):
+    if n.startswith("fill"):
+        os.unlink(n)
+count = 0
+try:
+    for i in range(100000):
+        open("i%d" % i, "w").close()
+        count += 1
+    R['inodes'] = "no limit"
+except OSError as e:
+    R['inodes'] = errno.errorcode.get(e.errno)
+R['inode_count'] = count
+R['mkdir_after'] = tryf(lambda: os.mkdir("one-more"))
+'''
+r12d = LIM.run(pyblock(disk_code))
+DK = jcontent(r12d) or {}
+case(r12d, DK.get("disk") == "ENOSPC" and 7 << 20 <= (DK.get("disk_bytes") or 0) <= 8 << 20,
+     "[12 exhaust] disk fill of /work stops with ENOSPC at --workdir-bytes 8M",
+     (DK.get("disk"), DK.get("disk_bytes")))
+case(r12d, DK.get("inodes") == "ENOSPC" and 150 <= (DK.get("inode_count") or 0) <= 200
+     and DK.get("mkdir_after") == "ENOSPC",
+     "[12 exhaust] inode fill of /work stops with ENOSPC at --workdir-inodes 200",
+     (DK.get("inodes"), DK.get("inode_count"), DK.get("mkdir_after")))
+
+r12f = LIM.run(block("bash", "head -c 3000000 /dev/zero > big2; echo rc=$?"))
+case(r12f, (content(r12f) or "").strip() == "rc=153",
+     "[12 exhaust] bash: writing a file over --max-file-bytes 1M → the writer dies by SIGXFSZ (rc 153)",
+     content(r12f))
+r12g = LIM.run(pyblock(r'''
+def big():
+    with open("big", "wb") as f:
+        f.write(b"\0" * (2 << 20))
+R['python'] = tryf(big)
+R['size'] = os.stat("big").st_size
+'''))
+FS = jcontent(r12g) or {}
+case(r12g, FS.get("python") == "EFBIG" and FS.get("size") == 1 << 20,
+     "[12 exhaust] python (SIGXFSZ ignored): writing 2 MiB → EFBIG, the file stops at 1 MiB", FS)
+
+# output floods: the handler's memory must not grow with them
+with HWM(LIM) as hw:
+    t0 = time.time()
+    rg = LIM.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'x' * (1 << 20))\n"))
+    elg = time.time() - t0
+jg = rg.json or {}
+case(rg, get(jg, "choices", 0, "finish_reason") == "length" and len(content(rg) or "") <= 1 << 20
+     and get(results(rg), 0, "stdout_bytes") == 100 << 20 and elg < 10,
+     "[12 exhaust] one giant 100 MB line → finish_reason length, 1 MiB kept, in %.1f s" % elg,
+     (get(jg, "choices", 0, "finish_reason"), len(content(rg) or ""), get(results(rg), 0, "stdout_bytes")))
+t.ok(hw.seen and 0 < hw.peak_kb < 48 * 1024,
+     "[12 exhaust] the handler's peak RSS during the giant line stays small (%d KiB)" % hw.peak_kb,
+     "handlers seen %r" % hw.seen)
+
+with HWM(LIM) as hw2:
+    t0 = time.time()
+    re_ = LIM.run(block("python", "import sys\nfor i in range(100):\n    sys.stderr.buffer.write(b'e' * (1 << 20))\nprint('done')"))
+    ele = time.time() - t0
+case(re_, content(re_) == "done\n" and len(field(re_, "codellm", "stderr") or "") <= 65536 + 256
+     and get(results(re_), 0, "stderr_bytes") == 100 << 20 and ele < 10 and hw2.peak_kb < 48 * 1024,
+     "[12 exhaust] 100 MB stderr flood: stderr capped to 64 KiB, handler peak RSS %d KiB, %.1f s" % (hw2.peak_kb, ele),
+     (len(field(re_, "codellm", "stderr") or ""), get(results(re_), 0, "stderr_bytes")))
+
+rsr_, els = F_STOPPED_READER.result()
+case(rsr_, field(rsr_, "codellm", "exit_code") == 124 and field(rsr_, "codellm", "timed_out") is True
+     and els < 9,
+     "[12 exhaust] block 0 floods a block 1 that never reads: --timeout 3 ends it (exit 124) in %.1f s" % els,
+     field(rsr_, "codellm"))
+
+# ---- the end --------------------------------------------------------------------------
+for srv in (MAIN, LIM, KILLSRV, T3):
+    srv.stop()
+POOL.shutdown(wait=True)
+shutil.rmtree(creds, ignore_errors=True)
+t.diag("escape battery: %.1f s" % (time.time() - T_START))
+t.done()
