@@ -203,7 +203,7 @@ class Server:
         for k, v in (env or {}).items():
             argv += ["-E", "%s=%s" % (k, v)]
         for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
-            if k in os.environ:
+            if k in os.environ and k not in (env or {}):
                 argv += ["-E", "%s=%s" % (k, os.environ[k])]
         if inetd:
             argv.append("--inetd")
