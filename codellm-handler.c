@@ -28,6 +28,7 @@
 
 #include "http/conn.h"
 #include "http/http.h"
+#include "json/agent.h"
 #include "json/jstr.h"
 #include "json/registry.h"
 #include "json/request.h"
@@ -806,6 +807,80 @@ static void say_layers(const char *id, const char *what, unsigned bits)
 	fprintf(stderr, "codellm: %s: %s: %s\n", id, what, names);
 }
 
+/* The end of a stderr, for a message: where a traceback explains. */
+static void stderr_tail(const struct sbx_block_result *br, char *out, size_t outlen)
+{
+	size_t n = br->err.len, keep = outlen - 1 < 1500 ? outlen - 1 : 1500;
+	const char *s = br->err.p ? br->err.p : "";
+
+	if (n > keep) {
+		s += n - keep;
+		n = keep;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+/* Agent mode after the run: tool calls, or 422 execution_error with the
+ * block, its stderr's tail and the codellm object. Never 5xx: the SDKs
+ * retry those, and a retry runs the code again. */
+static int agent_answer(struct ctx *x, struct resp_run *rr)
+{
+	const struct sbx_pipeline *p = rr->p;
+	const struct chat_request *r = rr->req;
+	struct jbuf b = {0}, calls = {0};
+	struct agent_error ae;
+	char msg[2048], tail[1501];
+	const char *code = NULL;
+	size_t idx = 0, last = p->n - 1;
+	int ec = resp_exit_code(p, &idx);
+	long n = -1;
+
+	if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
+		code = "timeout";
+		stderr_tail(&p->res[idx], tail, sizeof tail);
+		if (p->end == SBX_END_TIMEOUT)
+			snprintf(msg, sizeof msg, "the run timed out after %g s (block %zu); stderr: %s",
+				 p->timeout_s, idx, tail);
+		else
+			snprintf(msg, sizeof msg, "the run was ended by signal %d (block %zu); stderr: %s",
+				 p->end_signal, idx, tail);
+	} else if (ec != 0) {
+		code = "block_failed";
+		stderr_tail(&p->res[idx], tail, sizeof tail);
+		snprintf(msg, sizeof msg, "block %zu (%s) %s %d; stderr: %s", idx,
+			 r->blocks[idx].interp->name,
+			 p->res[idx].signal ? "was killed by signal" : "exited with status",
+			 p->res[idx].signal ? p->res[idx].signal : ec, tail);
+	} else if (p->out_truncated) {
+		code = "output_limit";
+		stderr_tail(&p->res[last], tail, sizeof tail);
+		snprintf(msg, sizeof msg, "block %zu's output (%llu bytes) is over --max-stdout-bytes "
+			 "(%zu); no partial set of changes is returned; stderr: %s", last,
+			 (unsigned long long)p->out_bytes, p->max_stdout, tail);
+	} else {
+		n = agent_tool_calls(p->out.p ? p->out.p : "", p->out.len, r->tools,
+				     r->ntools, &calls, &ae);
+		if (n < 0) {
+			code = ae.code;
+			stderr_tail(&p->res[last], tail, sizeof tail);
+			snprintf(msg, sizeof msg, "block %zu: %s; stderr: %s", last, ae.message, tail);
+		}
+	}
+	if (code) {
+		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
+		resp_execution_error(&b, code, msg, rr);
+		respond(x, 422, NULL, &b, 1);
+	} else {
+		rr->changes = n;
+		resp_agent_completion(&b, rr, calls.p, calls.len);
+		respond(x, 200, NULL, &b, 1);
+	}
+	jbuf_free(&b);
+	jbuf_free(&calls);
+	return code ? 422 : 200;
+}
+
 static int run_request(struct ctx *x, struct chat_request *r)
 {
 	struct sbx_config cfg;
@@ -888,24 +963,36 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	else if (run.missing | p.missing)
 		say_layers(x->id, "--sandbox besteffort: running without",
 			   run.missing | p.missing);
-	/* Code is about to run: the status is fixed, send it now and keep
-	 * the connection alive with whitespace until the object is ready. */
-	send_head(x, 200, NULL, -1, 1);
+	/* Run mode: the status is fixed once code runs, so it goes out now
+	 * and whitespace keeps the connection alive until the object is
+	 * ready. Agent mode's status (200 or 422) is known only at the end:
+	 * no early head, no keep-alive, and end of input means gone. */
+	if (!r->agent) {
+		send_head(x, 200, NULL, -1, 1);
+	} else {
+		p.cb.keepalive = NULL;
+		p.probe_client = 0;
+	}
 	sbx_pipeline_run(&p);
 	if (p.end == SBX_END_CLIENT) {
 		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
 	} else {
 		struct resp_run rr = {
 			.id = x->id, .created = (long)time(NULL), .req = r, .p = &p,
+			.changes = -1,
 		};
 
 		sbx_run_report(&run, p.missing, &sb);
 		rr.sandbox_json = jbuf_cstr(&sb);
 		if (p.end == SBX_END_SIGNAL)
 			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
-		resp_completion(&b, &rr);
-		jbuf_puts(&b, "\n");
-		conn_write(&x->c, b.p, b.len, write_deadline(x));
+		if (r->agent) {
+			status = agent_answer(x, &rr);
+		} else {
+			resp_completion(&b, &rr);
+			jbuf_puts(&b, "\n");
+			conn_write(&x->c, b.p, b.len, write_deadline(x));
+		}
 	}
 	goto out;
 oom:
@@ -945,18 +1032,23 @@ static int route_chat(struct ctx *x)
 	if (r.stream) {
 		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
 			      "stream: true is not supported by this server yet");
-	} else if (r.agent) {
-		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
-			      "tools declaring \"finish\" (agent mode) are not supported by this server yet");
 	} else if (r.rerun_guard) {
-		/* A follow-up turn: running again would repeat every effect. */
-		struct jbuf b = {0};
+		/* A follow-up turn: running again would repeat every effect.
+		 * Agent mode answers with finish alone, run mode with an
+		 * empty content. */
+		struct jbuf b = {0}, calls = {0};
 		struct resp_run rr = {
 			.id = x->id, .created = (long)time(NULL), .req = &r, .p = NULL,
-			.sandbox_json = "null",
+			.sandbox_json = "null", .changes = r.agent ? 0 : -1,
 		};
 
-		resp_completion(&b, &rr);
+		if (r.agent) {
+			agent_finish_only(&calls);
+			resp_agent_completion(&b, &rr, calls.p, calls.len);
+			jbuf_free(&calls);
+		} else {
+			resp_completion(&b, &rr);
+		}
 		respond(x, 200, NULL, &b, 0);
 		jbuf_free(&b);
 		status = 200;

@@ -81,7 +81,7 @@ int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index)
 	return code;
 }
 
-static void codellm_obj(struct jbuf *b, const struct resp_run *rr)
+void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 {
 	const struct sbx_pipeline *p = rr->p;
 	const struct chat_request *r = rr->req;
@@ -120,6 +120,8 @@ static void codellm_obj(struct jbuf *b, const struct resp_run *rr)
 		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
 	}
 	jbuf_puts(b, "]");
+	if (rr->changes >= 0)
+		jbuf_printf(b, ",\"changes\":%ld", rr->changes);
 	if (!p)
 		jbuf_puts(b, ",\"rerun_guard\":true");
 	else if (p->end == SBX_END_SIGNAL)
@@ -127,16 +129,21 @@ static void codellm_obj(struct jbuf *b, const struct resp_run *rr)
 	jbuf_puts(b, "}");
 }
 
-void resp_completion(struct jbuf *b, const struct resp_run *rr)
+static void head(struct jbuf *b, const struct resp_run *rr)
 {
-	const struct sbx_pipeline *p = rr->p;
-	int length = p && (p->out_truncated || p->end != SBX_END_NORMAL);
-
 	jbuf_puts(b, "{\"id\":");
 	str(b, rr->id);
 	jbuf_printf(b, ",\"object\":\"chat.completion\",\"created\":%ld,\"model\":",
 		    rr->created);
 	str(b, rr->req->model);
+}
+
+void resp_completion(struct jbuf *b, const struct resp_run *rr)
+{
+	const struct sbx_pipeline *p = rr->p;
+	int length = p && (p->out_truncated || p->end != SBX_END_NORMAL);
+
+	head(b, rr);
 	jbuf_puts(b, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
 	if (p)
 		jstr_escape(b, p->out.p ? p->out.p : "", p->out.len);
@@ -146,6 +153,32 @@ void resp_completion(struct jbuf *b, const struct resp_run *rr)
 		    "\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0},"
 		    "\"system_fingerprint\":null,\"codellm\":",
 		    length ? "length" : "stop");
-	codellm_obj(b, rr);
+	resp_codellm(b, rr);
+	jbuf_puts(b, "}");
+}
+
+void resp_agent_completion(struct jbuf *b, const struct resp_run *rr,
+			   const char *calls, size_t calls_len)
+{
+	head(b, rr);
+	jbuf_puts(b, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+		  "\"content\":\"\",\"refusal\":null,\"tool_calls\":");
+	jbuf_append(b, calls, calls_len);
+	jbuf_puts(b, "},\"logprobs\":null,\"finish_reason\":\"tool_calls\"}],"
+		  "\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0},"
+		  "\"system_fingerprint\":null,\"codellm\":");
+	resp_codellm(b, rr);
+	jbuf_puts(b, "}");
+}
+
+void resp_execution_error(struct jbuf *b, const char *code, const char *message,
+			  const struct resp_run *rr)
+{
+	jbuf_puts(b, "{\"error\":{\"message\":");
+	str(b, message);
+	jbuf_puts(b, ",\"type\":\"execution_error\",\"param\":null,\"code\":");
+	str(b, code);
+	jbuf_puts(b, "},\"codellm\":");
+	resp_codellm(b, rr);
 	jbuf_puts(b, "}");
 }

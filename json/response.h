@@ -25,6 +25,7 @@ struct resp_run {
 	const struct chat_request *req;
 	const struct sbx_pipeline *p;	/* NULL when nothing ran (re-execution guard) */
 	const char *sandbox_json;	/* the "sandbox" object, pre-rendered */
+	long changes;			/* agent mode: changes mapped, or -1 */
 };
 
 /* Exit status of the run, pipefail style; sets *ret_index to the block
@@ -32,5 +33,18 @@ struct resp_run {
 int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index);
 
 void resp_completion(struct jbuf *b, const struct resp_run *rr);
+
+/* The "codellm" extension object alone. */
+void resp_codellm(struct jbuf *b, const struct resp_run *rr);
+
+/* Agent mode: finish_reason tool_calls, content "", the given tool_calls
+ * array (JSON text). */
+void resp_agent_completion(struct jbuf *b, const struct resp_run *rr,
+			   const char *calls, size_t calls_len);
+
+/* Agent mode after code ran: the error object with type
+ * execution_error, and the codellm object beside it. */
+void resp_execution_error(struct jbuf *b, const char *code, const char *message,
+			  const struct resp_run *rr);
 
 #endif

@@ -1,0 +1,225 @@
+#include <cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json/agent.h"
+
+#define AGENT_MAX_DEPTH 64
+
+__attribute__((format(printf, 3, 4)))
+static long fail(struct agent_error *err, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* cJSON silently ends a string at an escaped NUL and accepts invalid
+ * UTF-8 and any nesting up to its compiled-in limit: refuse all three
+ * before it reads the program's output. */
+static int prescan(const char *s, size_t n, struct agent_error *err)
+{
+	int depth = 0, in_str = 0;
+
+	if (memchr(s, '\0', n))
+		return (int)fail(err, "invalid_changes", "the output holds a NUL byte");
+	if (!jstr_utf8_valid(s, n))
+		return (int)fail(err, "invalid_changes", "the output is not valid UTF-8");
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (in_str) {
+			if (c == '\\') {
+				if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+					return (int)fail(err, "invalid_changes",
+							 "a string holds NUL (\\u0000), which a tool call cannot carry");
+				i++;
+			} else if (c == '"') {
+				in_str = 0;
+			}
+		} else if (c == '"') {
+			in_str = 1;
+		} else if ((c == '[' || c == '{') && ++depth > AGENT_MAX_DEPTH) {
+			return (int)fail(err, "invalid_changes", "JSON nested deeper than %d levels",
+					 AGENT_MAX_DEPTH);
+		} else if (c == ']' || c == '}') {
+			depth--;
+		}
+	}
+	return 0;
+}
+
+static int declared(char *const *tools, size_t ntools, const char *name)
+{
+	for (size_t i = 0; i < ntools; i++)
+		if (!strcmp(tools[i], name))
+			return 1;
+	return 0;
+}
+
+static void str(struct jbuf *b, const char *s)
+{
+	jstr_escape(b, s, strlen(s));
+}
+
+/* One tool call: arguments is a JSON text carried as a JSON string. */
+static void call(struct jbuf *b, size_t id, const char *name, const struct jbuf *args)
+{
+	jbuf_printf(b, "%s{\"id\":\"call_%zu\",\"type\":\"function\",\"function\":{\"name\":",
+		    id ? "," : "", id);
+	str(b, name);
+	jbuf_puts(b, ",\"arguments\":");
+	jstr_escape(b, args->p ? args->p : "", args->len);
+	jbuf_puts(b, "}}");
+}
+
+static const char *string_of(const cJSON *o, const char *key, int *present)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	*present = v != NULL && !cJSON_IsNull(v);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+long agent_tool_calls(const char *out, size_t len, char *const *tools,
+		      size_t ntools, struct jbuf *b, struct agent_error *err)
+{
+	struct jbuf calls = {0}, args = {0};
+	const char *end = NULL, *answer = "";
+	cJSON *root = NULL;
+	const cJSON *changes, *ch;
+	long n = 0, rc = -1;
+	size_t i = 0;
+
+	if (prescan(out, len, err) < 0)
+		return -1;
+	root = cJSON_ParseWithLengthOpts(out, len, &end, 0);
+	if (!cJSON_IsObject(root)) {
+		fail(err, "invalid_changes",
+		     "the last block's output is not one JSON object {\"changes\":[…],\"answer\":\"…\"}");
+		goto out;
+	}
+	for (size_t k = (size_t)(end - out); k < len; k++)
+		if (out[k] != ' ' && out[k] != '\t' && out[k] != '\r' && out[k] != '\n') {
+			fail(err, "invalid_changes",
+			     "the last block's output has more after its JSON object (byte %zu)", k);
+			goto out;
+		}
+	changes = cJSON_GetObjectItemCaseSensitive(root, "changes");
+	if (changes && !cJSON_IsNull(changes) && !cJSON_IsArray(changes)) {
+		fail(err, "invalid_changes", "\"changes\" must be an array");
+		goto out;
+	}
+	{
+		const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "answer");
+
+		if (a && !cJSON_IsNull(a) && !cJSON_IsString(a)) {
+			fail(err, "invalid_changes", "\"answer\" must be a string");
+			goto out;
+		}
+		if (cJSON_IsString(a))
+			answer = a->valuestring;
+	}
+	cJSON_ArrayForEach(ch, changes) {
+		int has_content, has_find, has_replace, has_op, has_path, patch;
+		const char *path = NULL, *content, *find, *replace, *op, *tool;
+
+		if (!cJSON_IsObject(ch)) {
+			fail(err, "invalid_changes", "changes[%zu] is not an object", i);
+			goto out;
+		}
+		path = string_of(ch, "path", &has_path);
+		content = string_of(ch, "content", &has_content);
+		find = string_of(ch, "find", &has_find);
+		replace = string_of(ch, "replace", &has_replace);
+		op = string_of(ch, "op", &has_op);
+		if (!path || !*path) {
+			fail(err, "invalid_changes", "changes[%zu] needs a non-empty string \"path\"", i);
+			goto out;
+		}
+		if ((has_content && !content) || (has_find && !find) ||
+		    (has_replace && !replace) || (has_op && !op)) {
+			fail(err, "invalid_changes",
+			     "changes[%zu]: path, content, find, replace and op must be strings", i);
+			goto out;
+		}
+		if (op) {
+			if (!strcmp(op, "write"))
+				patch = 0;
+			else if (!strcmp(op, "patch"))
+				patch = 1;
+			else {
+				fail(err, "invalid_changes",
+				     "changes[%zu]: op \"%.32s\" is neither \"write\" nor \"patch\"", i, op);
+				goto out;
+			}
+		} else if (content && !find && !replace) {
+			patch = 0;
+		} else if (!content && (find || replace)) {
+			patch = 1;
+		} else {
+			fail(err, "invalid_changes",
+			     "changes[%zu] (%.200s) needs either \"content\" or \"find\" and \"replace\" "
+			     "(or an \"op\" that says which)", i, path);
+			goto out;
+		}
+		if ((!patch && !content) || (patch && (!find || !*find || !replace))) {
+			fail(err, "invalid_changes", patch ?
+			     "changes[%zu] (%.200s): a patch needs a non-empty \"find\" and a \"replace\"" :
+			     "changes[%zu] (%.200s): a write needs \"content\"", i, path);
+			goto out;
+		}
+		tool = patch ? "patch_note" : "write_note";
+		if (!declared(tools, ntools, tool)) {
+			fail(err, "undeclared_tool",
+			     "changes[%zu] (%.200s) needs the tool \"%s\", which the request's tools do not declare",
+			     i, path, tool);
+			goto out;
+		}
+		args.len = 0;
+		jbuf_puts(&args, "{\"path\":");
+		str(&args, path);
+		if (patch) {
+			jbuf_puts(&args, ",\"find\":");
+			str(&args, find);
+			jbuf_puts(&args, ",\"replace\":");
+			str(&args, replace);
+		} else {
+			jbuf_puts(&args, ",\"content\":");
+			str(&args, content);
+		}
+		jbuf_puts(&args, "}");
+		call(&calls, i, tool, &args);
+		i++;
+		n++;
+	}
+	args.len = 0;
+	jbuf_puts(&args, "{\"answer\":");
+	str(&args, answer);
+	jbuf_puts(&args, "}");
+	call(&calls, i, "finish", &args);
+	if (calls.oom || args.oom) {
+		fail(err, "invalid_changes", "out of memory building the tool calls");
+		goto out;
+	}
+	jbuf_puts(b, "[");
+	jbuf_append(b, calls.p, calls.len);
+	jbuf_puts(b, "]");
+	rc = n;
+out:
+	cJSON_Delete(root);
+	jbuf_free(&calls);
+	jbuf_free(&args);
+	return rc;
+}
+
+void agent_finish_only(struct jbuf *b)
+{
+	jbuf_puts(b, "[{\"id\":\"call_0\",\"type\":\"function\",\"function\":"
+		  "{\"name\":\"finish\",\"arguments\":\"{\\\"answer\\\":\\\"\\\"}\"}}]");
+}
