@@ -33,6 +33,7 @@
 #include "json/registry.h"
 #include "json/request.h"
 #include "json/response.h"
+#include "json/rolecheck.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
@@ -243,15 +244,16 @@ static void usage(FILE *f)
 		"  --max-file-bytes N        RLIMIT_FSIZE per block (256M)\n"
 		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
 		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
+		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
 		"(e.g. CODELLM_MAX_BLOCKS=4); a flag wins. See codellm-handler(8).\n");
 }
 
-enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE };
+enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE, CMD_CHECK };
 
 static int parse_options(int argc, char **argv, int *cmd)
 {
-	struct option lopts[N_OPTS + 4];
+	struct option lopts[N_OPTS + 5];
 	int c, idx, bad = 0;
 
 	/* environment first, flags override */
@@ -273,7 +275,8 @@ static int parse_options(int argc, char **argv, int *cmd)
 	lopts[N_OPTS] = (struct option){ "help", no_argument, NULL, 'h' };
 	lopts[N_OPTS + 1] = (struct option){ "version", no_argument, NULL, 'V' };
 	lopts[N_OPTS + 2] = (struct option){ "probe", no_argument, NULL, 'P' };
-	lopts[N_OPTS + 3] = (struct option){ 0 };
+	lopts[N_OPTS + 3] = (struct option){ "check", no_argument, NULL, 'C' };
+	lopts[N_OPTS + 4] = (struct option){ 0 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
 		if (c == 'h') {
@@ -282,6 +285,8 @@ static int parse_options(int argc, char **argv, int *cmd)
 			*cmd = CMD_VERSION;
 		} else if (c == 'P') {
 			*cmd = CMD_PROBE;
+		} else if (c == 'C') {
+			*cmd = CMD_CHECK;
 		} else if (c >= 0 && (size_t)c < N_OPTS) {
 			if (set_option(&opt_defs[c], optarg, "option") < 0)
 				bad = 1;
@@ -293,8 +298,10 @@ static int parse_options(int argc, char **argv, int *cmd)
 		}
 	}
 	/* the whole command line is read even after an error, so --probe,
-	 * --help or --version later on it still decide what to do */
-	if (optind < argc && !bad) {
+	 * --help or --version later on it still decide what to do; only
+	 * --check takes arguments (the files, from optind on: getopt_long
+	 * moves them behind the options) */
+	if (optind < argc && !bad && *cmd != CMD_CHECK) {
 		snprintf(config_error, sizeof config_error,
 			 "unexpected argument \"%s\"", argv[optind]);
 		bad = 1;
@@ -735,6 +742,106 @@ static int probe(struct ctx *x)
 	return ok ? 0 : 1;
 }
 
+/* A role note, whole, into a malloc'd *text (NUL-terminated for safety
+ * only). Anything that is not a readable file of at most `cap` bytes is
+ * refused with the reason in why. */
+static int read_note(const char *path, size_t cap, char **text, size_t *len,
+		     char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t n = 0, size = 65536;
+	struct stat st;
+	char *p = NULL, *q;
+	ssize_t r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	/* st_size is a hint only: a pipe has none, a file may grow */
+	if (S_ISREG(st.st_mode) && st.st_size >= 0 && (size_t)st.st_size < cap)
+		size = (size_t)st.st_size + 1;
+	if (!(p = malloc(size + 1)))
+		goto fail;
+	while (n <= cap) {
+		if (n == size) {
+			size = size > cap / 2 ? cap + 1 : size * 2;
+			if (!(q = realloc(p, size + 1)))
+				goto fail;
+			p = q;
+		}
+		r = read(fd, p + n, size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > cap) {
+		snprintf(why, whylen, "larger than %zu bytes", cap);
+		free(p);
+		return -1;
+	}
+	p[n] = '\0';
+	*text = p;
+	*len = n;
+	return 0;
+fail:
+	snprintf(why, whylen, "%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return -1;
+}
+
+/* --check FILE...: the dry run an operator does before moving fleet role
+ * notes to codellm (SPEC §9). Nothing runs; the report is
+ * json/rolecheck.c's. Exit status: 0 nothing flagged, 1 something
+ * flagged (an unreadable file too), 2 no check possible. */
+static int check_files(struct ctx *x, int argc, char **argv, int first)
+{
+	/* --max-request-bytes' default: a bigger note is no request anyway */
+	const size_t cap = 8u << 20;
+	int flagged = 0, failed = 0;
+
+	if (!config_error[0] && first >= argc)
+		snprintf(config_error, sizeof config_error, "--check needs at least one file");
+	if (config_error[0]) {
+		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+		reg_free(&x->reg);
+		return 2;
+	}
+	for (int i = first; i < argc; i++) {
+		struct jbuf b = {0};
+		char *text = NULL, why[256];
+		size_t len = 0;
+		int n;
+
+		if (read_note(argv[i], cap, &text, &len, why, sizeof why) < 0)
+			n = rc_unreadable(argv[i], why, &b);
+		else
+			n = rc_check_note(argv[i], text, len, &x->reg, opt.max_blocks, &b);
+		if (n < 0)
+			failed = 1;
+		else if (n > 0)
+			flagged = 1;
+		fwrite(b.p, 1, b.len, stdout);
+		jbuf_free(&b);
+		free(text);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout))
+		failed = 1;
+	if (failed)
+		fprintf(stderr, "codellm: --check: out of memory or output failed\n");
+	reg_free(&x->reg);
+	return failed ? 2 : flagged ? 1 : 0;
+}
+
 static int route_healthz(struct ctx *x)
 {
 	struct jbuf b = {0};
@@ -1159,7 +1266,8 @@ int main(int argc, char **argv)
 	x.t_start = conn_now_ms();
 	signal(SIGPIPE, SIG_IGN);
 	make_id(&x);
-	if (parse_options(argc, argv, &cmd) == 0 && (cmd == CMD_SERVE || cmd == CMD_PROBE)) {
+	if (parse_options(argc, argv, &cmd) == 0 &&
+	    (cmd == CMD_SERVE || cmd == CMD_PROBE || cmd == CMD_CHECK)) {
 		if (reg_init(&x.reg) < 0)
 			snprintf(config_error, sizeof config_error, "out of memory");
 		else if (opt.interpreters &&
@@ -1179,6 +1287,8 @@ int main(int argc, char **argv)
 	}
 	if (cmd == CMD_PROBE)
 		return probe(&x);
+	if (cmd == CMD_CHECK)
+		return check_files(&x, argc, argv, optind);
 	/* Anything this process starts, however detached, stays ours to
 	 * kill: orphans re-parent to us, not to PID 1. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
