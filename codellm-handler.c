@@ -943,7 +943,13 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 	int ec = resp_exit_code(p, &idx);
 	long n = -1;
 
-	if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
+	if (p->end == SBX_END_OUTPUT) {
+		code = "output_limit";
+		stderr_tail(&p->res[last], tail, sizeof tail);
+		snprintf(msg, sizeof msg, "block %zu's output passed --max-stdout-bytes (%zu); the "
+			 "run was stopped there and no partial set of changes is returned; stderr: %s",
+			 last, p->max_stdout, tail);
+	} else if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
 		code = "timeout";
 		stderr_tail(&p->res[idx], tail, sizeof tail);
 		if (p->end == SBX_END_TIMEOUT)
@@ -1079,6 +1085,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	} else {
 		p.cb.keepalive = NULL;
 		p.probe_client = 0;
+		p.stop_at_cap = 1;
 	}
 	sbx_pipeline_run(&p);
 	if (p.end == SBX_END_CLIENT) {

@@ -180,6 +180,7 @@ enum sbx_end {
 	SBX_END_TIMEOUT,
 	SBX_END_CLIENT,		/* the client went away */
 	SBX_END_SIGNAL,		/* SIGTERM/SIGINT/SIGHUP to the handler */
+	SBX_END_OUTPUT,		/* stdout passed the cap with stop_at_cap */
 };
 
 struct sbx_pipeline {
@@ -196,6 +197,7 @@ struct sbx_pipeline {
 	int tap;			/* keep edge data for the debug surface */
 	int client_fd;			/* watched for disconnect, -1 for none */
 	int probe_client;		/* cb.keepalive may write to the client now */
+	int stop_at_cap;		/* end the run once stdout passes max_stdout */
 	int sig_fd;			/* signalfd for SIGCHLD/TERM/INT/HUP */
 	long keepalive_ms;
 	struct sbx_callbacks cb;

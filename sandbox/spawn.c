@@ -794,6 +794,10 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 				keep(&p->out, p->max_stdout, scratch, (size_t)r);
 				if (p->out_bytes > p->max_stdout)
 					p->out_truncated = 1;
+				/* when a cut output already decides the answer
+				 * (agent mode), running on only burns time */
+				if (p->out_truncated && p->stop_at_cap)
+					end_run(p, f, &live, SBX_END_OUTPUT);
 				if (p->cb.output && p->out.len > kept &&
 				    p->end == SBX_END_NORMAL &&
 				    p->cb.output(p->cb.ctx, p->out.p + kept,
