@@ -35,12 +35,30 @@ static int prescan(const char *s, size_t n, struct agent_error *err)
 
 		if (in_str) {
 			if (c == '\\') {
-				if (i + 5 < n && s[i + 1] == 'u' && !memcmp(s + i + 2, "0000", 4))
+				size_t k = 0;
+
+				/* cJSON 1.7.15 reads a \u whose four digits are not
+				 * all hex as U+0000 too, and cuts the string there
+				 * just the same: refuse it (s holds no NUL, so
+				 * strchr never matches the terminator) */
+				while (i + 1 < n && s[i + 1] == 'u' && k < 4 && i + 2 + k < n &&
+				       strchr("0123456789abcdefABCDEF", s[i + 2 + k]))
+					k++;
+				if (i + 1 < n && s[i + 1] == 'u' && k < 4)
+					return (int)fail(err, "invalid_changes",
+							 "a string holds \\u without four hex digits (byte %zu)", i);
+				if (k == 4 && !memcmp(s + i + 2, "0000", 4))
 					return (int)fail(err, "invalid_changes",
 							 "a string holds NUL (\\u0000), which a tool call cannot carry");
 				i++;
 			} else if (c == '"') {
 				in_str = 0;
+			} else if ((unsigned char)c < 0x20) {
+				/* RFC 8259: escaped, never raw (cJSON takes them;
+				 * fleet's in-process parser refused them) */
+				return (int)fail(err, "invalid_changes",
+						 "a string holds a raw control byte 0x%02x (byte %zu)",
+						 (unsigned char)c, i);
 			}
 		} else if (c == '"') {
 			in_str = 1;
@@ -52,6 +70,14 @@ static int prescan(const char *s, size_t n, struct agent_error *err)
 		}
 	}
 	return 0;
+}
+
+/* How much of s an error message quotes: at most max bytes, cut before
+ * a character rather than inside one (a bare %.200s could end the
+ * message in half a UTF-8 sequence). */
+static int quote_len(const char *s, size_t max)
+{
+	return (int)jstr_utf8_prefix(s, strnlen(s, max));
 }
 
 static int declared(char *const *tools, size_t ntools, const char *name)
@@ -76,6 +102,19 @@ static void call(struct jbuf *b, size_t id, const char *name, const struct jbuf 
 	jbuf_puts(b, ",\"arguments\":");
 	jstr_escape(b, args->p ? args->p : "", args->len);
 	jbuf_puts(b, "}}");
+}
+
+/* A key the contract reads, given twice: cJSON would take the first,
+ * fleet's in-process parser took the last. Ambiguous, so refused. */
+static const char *twice(const cJSON *o, const char *const *keys)
+{
+	for (const cJSON *a = o->child; a; a = a->next)
+		for (size_t k = 0; keys[k]; k++)
+			if (a->string && !strcmp(a->string, keys[k]))
+				for (const cJSON *b = a->next; b; b = b->next)
+					if (b->string && !strcmp(b->string, keys[k]))
+						return keys[k];
+	return NULL;
 }
 
 static const char *string_of(const cJSON *o, const char *key, int *present)
@@ -110,6 +149,15 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 			     "the last block's output has more after its JSON object (byte %zu)", k);
 			goto out;
 		}
+	{
+		static const char *const top[] = { "changes", "answer", NULL };
+		const char *k = twice(root, top);
+
+		if (k) {
+			fail(err, "invalid_changes", "the output gives \"%s\" twice", k);
+			goto out;
+		}
+	}
 	changes = cJSON_GetObjectItemCaseSensitive(root, "changes");
 	if (changes && !cJSON_IsNull(changes) && !cJSON_IsArray(changes)) {
 		fail(err, "invalid_changes", "\"changes\" must be an array");
@@ -133,6 +181,15 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 			fail(err, "invalid_changes", "changes[%zu] is not an object", i);
 			goto out;
 		}
+		{
+			static const char *const keys[] = { "path", "content", "find", "replace", "op", NULL };
+			const char *k = twice(ch, keys);
+
+			if (k) {
+				fail(err, "invalid_changes", "changes[%zu] gives \"%s\" twice", i, k);
+				goto out;
+			}
+		}
 		path = string_of(ch, "path", &has_path);
 		content = string_of(ch, "content", &has_content);
 		find = string_of(ch, "find", &has_find);
@@ -155,7 +212,8 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 				patch = 1;
 			else {
 				fail(err, "invalid_changes",
-				     "changes[%zu]: op \"%.32s\" is neither \"write\" nor \"patch\"", i, op);
+				     "changes[%zu]: op \"%.*s\" is neither \"write\" nor \"patch\"", i,
+				     quote_len(op, 32), op);
 				goto out;
 			}
 		} else if (content && !find && !replace) {
@@ -164,21 +222,21 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 			patch = 1;
 		} else {
 			fail(err, "invalid_changes",
-			     "changes[%zu] (%.200s) needs either \"content\" or \"find\" and \"replace\" "
-			     "(or an \"op\" that says which)", i, path);
+			     "changes[%zu] (%.*s) needs either \"content\" or \"find\" and \"replace\" "
+			     "(or an \"op\" that says which)", i, quote_len(path, 200), path);
 			goto out;
 		}
 		if ((!patch && !content) || (patch && (!find || !*find || !replace))) {
 			fail(err, "invalid_changes", patch ?
-			     "changes[%zu] (%.200s): a patch needs a non-empty \"find\" and a \"replace\"" :
-			     "changes[%zu] (%.200s): a write needs \"content\"", i, path);
+			     "changes[%zu] (%.*s): a patch needs a non-empty \"find\" and a \"replace\"" :
+			     "changes[%zu] (%.*s): a write needs \"content\"", i, quote_len(path, 200), path);
 			goto out;
 		}
 		tool = patch ? "patch_note" : "write_note";
 		if (!declared(tools, ntools, tool)) {
 			fail(err, "undeclared_tool",
-			     "changes[%zu] (%.200s) needs the tool \"%s\", which the request's tools do not declare",
-			     i, path, tool);
+			     "changes[%zu] (%.*s) needs the tool \"%s\", which the request's tools do not declare",
+			     i, quote_len(path, 200), path, tool);
 			goto out;
 		}
 		args.len = 0;
