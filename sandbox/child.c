@@ -24,23 +24,6 @@
 
 static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* "E<layer>: <reason>" on the ready pipe: the handler refuses the run
  * naming the layer (native) or retries without it (besteffort). */
 __attribute__((noreturn))
@@ -50,7 +33,7 @@ static void child_fail(int ready_fd, const char *layer, int err)
 	int n = snprintf(msg, sizeof msg, "E%s: %s", layer, strerror(err));
 
 	if (n > 0)
-		write_all(ready_fd, msg, (size_t)n);
+		sbx_write_all(ready_fd, msg, (size_t)n);
 	_exit(126);
 }
 
@@ -248,7 +231,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	/* seccomp last: everything above needed calls it denies */
 	if ((L & SBX_BIT(SBX_L_SECCOMP)) && (rc = sbx_seccomp_apply(&pol->bpf)) < 0)
 		child_fail(f->ready, "seccomp", -rc);
-	if (write_all(f->ready, "R", 1) < 0)
+	if (sbx_write_all(f->ready, "R", 1) < 0)
 		_exit(126);
 	/* phase two: nothing runs until the handler says so */
 	if (read(f->go_rd, &go, 1) != 1 || go != 'G')
@@ -301,7 +284,7 @@ static void init_wait(pid_t prog, int ready_fd)
 
 		msg[0] = 'S';
 		memcpy(msg + 1, &status, sizeof status);
-		write_all(ready_fd, msg, sizeof msg);
+		sbx_write_all(ready_fd, msg, sizeof msg);
 		sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	}
 	if (sig) {

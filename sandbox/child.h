@@ -11,6 +11,9 @@ struct sbx_child_fds {
 	int sync;		/* the handler wrote our uid/gid maps */
 };
 
+/* write(2) until everything is written; -errno on failure. */
+int sbx_write_all(int fd, const void *data, size_t len);
+
 __attribute__((noreturn))
 void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		    const struct sbx_child_fds *f);

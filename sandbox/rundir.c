@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/child.h"
 
 /* Directories nested deeper than this are moved up to the top and
  * removed in a later pass, so neither the stack nor the fd table grows
@@ -52,25 +52,14 @@ fail:
 int sbx_write_file(int dirfd, const char *name, const void *data, size_t len,
 		   mode_t mode)
 {
-	const char *p = data;
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			O_CLOEXEC, 0600);
+	int rc, fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return -errno;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : EIO;
-
-			close(fd);
-			return -e;
-		}
-		p += w;
-		len -= (size_t)w;
+	if ((rc = sbx_write_all(fd, data, len)) < 0) {
+		close(fd);
+		return rc;
 	}
 	if (fchmod(fd, mode) < 0) {
 		int e = errno;

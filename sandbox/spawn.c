@@ -161,7 +161,7 @@ static void set_result(struct sbx_block_result *r, int status, long t0)
 	r->duration_ms = now_ms() - t0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int sbx_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 
@@ -228,7 +228,7 @@ static int stdin_fd(const struct sbx_pipeline *p)
 	fd = memfd_create("codellm-stdin", MFD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, p->stdin_data, p->stdin_len) < 0 ||
+	if (sbx_write_all(fd, p->stdin_data, p->stdin_len) < 0 ||
 	    lseek(fd, 0, SEEK_SET) < 0) {
 		close(fd);
 		return -1;
@@ -713,7 +713,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		memset(go, 'G', sizeof go);
 		for (; left > 0; left -= k) {
 			k = left < sizeof go ? left : sizeof go;
-			if (write_all(p->go_fd, go, k) < 0)
+			if (sbx_write_all(p->go_fd, go, k) < 0)
 				break;
 		}
 		close_fd(&p->go_fd);
