@@ -198,8 +198,13 @@ class Server:
             f.write(KEY + "\n")
         self.port = free_port()
         self.log_path = os.path.join(self.tmp, "socket-activate.log")
+        # run slots live in the server's own directory, never in the
+        # host's /run (on these machines /run is on disk and shared)
+        self.slots = os.path.join(self.tmp, "slots")
+        os.mkdir(self.slots)
+        os.chmod(self.slots, 0o777)   # also for a handler running as nobody
         argv = ["systemd-socket-activate", "--accept", "-l", "127.0.0.1:%d" % self.port,
-                "-E", "TMPDIR=" + self.runs]
+                "-E", "TMPDIR=" + self.runs, "-E", "CODELLM_RUNTIME_DIR=" + self.slots]
         for k, v in (env or {}).items():
             argv += ["-E", "%s=%s" % (k, v)]
         for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):

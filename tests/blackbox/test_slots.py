@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Concurrency slots (SPEC §9): shared by all instances, taken only after
+the request was read, authenticated and found valid, released however a
+run ends (also when the handler is SIGKILLed); with --max-concurrent N,
+N+1 simultaneous runs give exactly one 429 and nothing runs for it."""
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: E402,F401,F403
+
+t = Tap()
+U = str(300000 + os.getpid())
+
+with Server("--max-concurrent", "2", "--timeout", "30") as s:
+    res = {}
+
+    def go(i):
+        res[i] = s.run(block("bash", "sleep 1.5; echo %d" % i) + block("python", "import sys\nsys.stdout.write(sys.stdin.read())"))
+
+    th = [threading.Thread(target=go, args=(i,)) for i in range(3)]
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    statuses = sorted(r.status for r in res.values())
+    t.eq(statuses, [200, 200, 429], "--max-concurrent 2, three runs at once: two run, exactly one 429")
+    busy = [r for r in res.values() if r.status == 429]
+    e = busy[0].error() if busy else {}
+    t.eq((e.get("type"), e.get("code")), ("rate_limit_error", "rate_limit_exceeded"),
+         "the 429 is a rate_limit_error")
+    t.eq(busy[0].header("retry-after") if busy else None, "1", "the 429 carries Retry-After: 1")
+    t.ok(busy and field(busy[0], "codellm") is None and "choices" not in busy[0].body.decode(),
+         "nothing ran for the 429 (no completion, no codellm object)")
+    ran = [r for r in res.values() if r.status == 200]
+    t.ok(len(ran) == 2 and all(content(r) in ("0\n", "1\n", "2\n") for r in ran),
+         "the two that ran answered their own output")
+    t.eq(sorted(os.listdir(s.slots)), ["slot.0", "slot.1"], "the slots are files in --runtime-dir")
+    r = s.run(block("bash", "echo free"))
+    t.eq((r.status, content(r)), (200, "free\n"), "after the runs the slots are free again")
+
+    # refusals take no slot: a bad key, a bad body, with both slots busy
+    hold = []
+
+    def long(i):
+        hold.append(s.run(block("bash", "sleep 2.5 # %s.%d" % (U, i))))
+
+    th = [threading.Thread(target=long, args=(i,)) for i in range(2)]
+    for x in th:
+        x.start()
+    deadline = time.time() + 5
+    while len(block_processes(s)) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    t.eq(s.request("GET", "/v1/models", key="wrong").status, 401, "slots full: a wrong key still gets 401, not 429")
+    t.eq(s.chat({"model": "codellm", "messages": [{"role": "user", "content": "no code"}]}).status, 400,
+         "slots full: a request without code still gets 400, not 429")
+    t.eq(s.request("GET", "/healthz").status, 200, "slots full: /healthz answers")
+    for x in th:
+        x.join()
+    t.ok(all(r.status == 200 for r in hold), "both long runs finished")
+
+    # a SIGKILLed handler releases its slot
+    c = socket.create_connection(("127.0.0.1", s.port))
+    c.sendall(build_request("POST", "/v1/chat/completions", {"model": "codellm", "messages": [
+        {"role": "user", "content": block("bash", "sleep 20 # %s.kill" % U)}]}))
+    deadline = time.time() + 5
+    kids = []
+    while time.time() < deadline:
+        kids = [p for p in descendants(s.proc.pid) if "codellm-handler" in open("/proc/%d/cmdline" % p).read()]
+        if kids and block_processes(s):
+            break
+        time.sleep(0.05)
+    for p in kids:
+        os.kill(p, signal.SIGKILL)
+    c.close()
+    time.sleep(0.5)
+    res = {}
+    th = [threading.Thread(target=go, args=(i,)) for i in range(2)]
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    t.eq(sorted(r.status for r in res.values()), [200, 200],
+         "after the handler holding a slot was SIGKILLed, both slots serve again")
+
+with Server("--max-concurrent", "1", env={"CODELLM_RUNTIME_DIR": "/proc/nonexistent/slots"}) as s:
+    r = s.run(block("bash", "echo x"))
+    t.eq((r.status, (r.error() or {}).get("code")), (503, "server_misconfigured"),
+         "an unusable slot directory: 503 server_misconfigured, nothing runs")
+t.done()
