@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
 #include <systemd/sd-daemon.h>
 
 #include "http/conn.h"
@@ -34,6 +35,9 @@
 #include "json/request.h"
 #include "json/response.h"
 #include "json/rolecheck.h"
+#include "ops/audit.h"
+#include "ops/sha256.h"
+#include "ops/slots.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
@@ -66,6 +70,8 @@ struct options {
 	unsigned long long max_procs;
 	unsigned long long max_file_bytes;
 	unsigned long long max_open_files;
+	unsigned long long max_concurrent;
+	char *runtime_dir;
 };
 
 static struct options opt = {
@@ -86,6 +92,7 @@ static struct options opt = {
 	.max_procs = 256,
 	.max_file_bytes = 256ULL << 20,
 	.max_open_files = 1024,
+	.max_concurrent = 4,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -121,6 +128,8 @@ static const struct opt_def opt_defs[] = {
 	{ "max-procs", K_SIZE, &opt.max_procs, 1, 1 << 20 },
 	{ "max-file-bytes", K_SIZE, &opt.max_file_bytes, 1, SZ(1) << 50 },
 	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20 },
+	{ "max-concurrent", K_SIZE, &opt.max_concurrent, 1, 4096 },
+	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0 },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -243,6 +252,8 @@ static void usage(FILE *f)
 		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
 		"  --max-file-bytes N        RLIMIT_FSIZE per block (256M)\n"
 		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
+		"  --max-concurrent N        concurrent runs across instances (4)\n"
+		"  --runtime-dir DIR         slot files ($RUNTIME_DIRECTORY or /run/codellm)\n"
 		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
 		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
@@ -325,6 +336,8 @@ struct ctx {
 	char *body;
 	size_t body_len;
 	int unread;		/* bytes after the request were left unread */
+	int slot_fd;		/* the run slot held, or -1 */
+	struct audit au;	/* the journal record, sent at exit */
 };
 
 static long write_deadline(struct ctx *x)
@@ -361,6 +374,8 @@ static void send_head(struct ctx *x, int status, const char *extra,
 	n += snprintf(h + n, sizeof h - (size_t)n, "\r\n");
 	conn_write(&x->c, h, (size_t)n, write_deadline(x));
 	x->c.head_sent = 1;
+	if (!x->au.status)
+		x->au.status = status;
 }
 
 static void respond(struct ctx *x, int status, const char *extra,
@@ -884,6 +899,7 @@ static int route_models(struct ctx *x, const char *id)
 	struct jbuf b = {0};
 	long created = (long)time(NULL);
 
+	x->au.kind = AUDIT_NOTHING;
 	if (!id) {
 		resp_models(&b, &x->reg, created);
 	} else if (resp_model(&b, &x->reg, id, created) < 0) {
@@ -912,6 +928,51 @@ static void say_layers(const char *id, const char *what, unsigned bits)
 			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
 				 names[0] ? ", " : "", sbx_layer_name(l));
 	fprintf(stderr, "codellm: %s: %s: %s\n", id, what, names);
+}
+
+static void audit_result(struct audit *a, const struct sbx_run *run,
+			 const struct sbx_pipeline *p)
+{
+	unsigned missing = run->missing | p->missing;
+	size_t n;
+
+	a->has_result = 1;
+	a->exit_code = resp_exit_code(p, NULL);
+	a->timed_out = p->end == SBX_END_TIMEOUT;
+	a->duration_ms = p->duration_ms;
+	n = (size_t)snprintf(a->sandbox, sizeof a->sandbox, "%s net=%s",
+			     sbx_mode_name(run->pol.mode), sbx_net_name(run->pol.net));
+	for (int l = 0, first = 1; l < SBX_L_COUNT && n < sizeof a->sandbox; l++)
+		if (missing & SBX_BIT(l)) {
+			n += (size_t)snprintf(a->sandbox + n, sizeof a->sandbox - n, "%s%s",
+					      first ? " missing=" : ",", sbx_layer_name(l));
+			first = 0;
+		}
+}
+
+/* Agent mode's audit: the paths the tool calls write, one per line. */
+static void audit_paths(struct audit *a, const char *calls, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(calls, len), *c;
+
+	cJSON_ArrayForEach(c, root) {
+		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+		cJSON *parsed;
+		const cJSON *path;
+
+		if (!cJSON_IsString(args))
+			continue;
+		parsed = cJSON_Parse(args->valuestring);
+		path = cJSON_GetObjectItemCaseSensitive(parsed, "path");
+		if (cJSON_IsString(path)) {
+			if (a->write_paths.len)
+				jbuf_puts(&a->write_paths, "\n");
+			jbuf_puts(&a->write_paths, path->valuestring);
+		}
+		cJSON_Delete(parsed);
+	}
+	cJSON_Delete(root);
 }
 
 /* The end of a stderr, for a message: where a traceback explains. */
@@ -986,6 +1047,7 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 		respond(x, 422, NULL, &b, 1);
 	} else {
 		rr->changes = n;
+		audit_paths(&x->au, calls.p, calls.len);
 		resp_agent_completion(&b, rr, calls.p, calls.len);
 		respond(x, 200, NULL, &b, 1);
 	}
@@ -1070,6 +1132,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 			      sbx_layer_name(p.error_layer), p.error);
 		goto out;
 	}
+	x->au.kind = AUDIT_RAN;
 	if (opt.sandbox == SBX_OFF)
 		fprintf(stderr, "codellm: %s: --sandbox off: blocks run without confinement\n",
 			x->id);
@@ -1098,6 +1161,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 
 		sbx_run_report(&run, p.missing, &sb);
 		rr.sandbox_json = jbuf_cstr(&sb);
+		audit_result(&x->au, &run, &p);
 		if (p.end == SBX_END_SIGNAL)
 			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
 		if (r->agent) {
@@ -1131,6 +1195,62 @@ out:
 	return status;
 }
 
+/* A run slot (SPEC §9), shared by all instances through flock on files
+ * in the runtime directory; taken only now that the request is read,
+ * authenticated and valid, held until exit. */
+static int take_slot(struct ctx *x)
+{
+	char dir[PATH_MAX];
+	const char *rd = getenv("RUNTIME_DIRECTORY");
+	unsigned idx;
+	int fd;
+
+	if (opt.runtime_dir)
+		snprintf(dir, sizeof dir, "%s", opt.runtime_dir);
+	else if (rd && *rd == '/')
+		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
+		snprintf(dir, sizeof dir, "%.*s", (int)strcspn(rd, ":"), rd);
+	else
+		snprintf(dir, sizeof dir, "/run/codellm");
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		goto unusable;
+	fd = slot_take(dir, (unsigned)opt.max_concurrent, &idx);
+	if (fd == -EBUSY) {
+		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
+			opt.max_concurrent);
+		return fail(x, 429, "rate_limit_error", "rate_limit_exceeded", "Retry-After: 1\r\n",
+			    "all %llu run slots are busy (--max-concurrent); retry in a second",
+			    opt.max_concurrent);
+	}
+	if (fd < 0) {
+		errno = -fd;
+		goto unusable;
+	}
+	x->slot_fd = fd;
+	return 0;
+unusable:
+	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s\n", x->id,
+		dir, strerror(errno));
+	return fail(x, 503, "server_error", "server_misconfigured", NULL,
+		    "the server cannot take a run slot; see its journal");
+}
+
+/* What the audit record says of a parsed request: never the code or
+ * a note's content, only its hash. */
+static void audit_request(struct audit *a, const struct chat_request *r)
+{
+	size_t n = 0;
+
+	a->mode = r->agent ? "agent" : "run";
+	snprintf(a->model, sizeof a->model, "%s", r->model);
+	a->blocks = (unsigned)r->nblocks;
+	a->langs[0] = '\0';
+	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
+		n += (size_t)snprintf(a->langs + n, sizeof a->langs - n, "%s%s",
+				      i ? "," : "", r->blocks[i].interp->name);
+	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
+}
+
 static int route_chat(struct ctx *x)
 {
 	struct chat_request r;
@@ -1143,6 +1263,7 @@ static int route_chat(struct ctx *x)
 				"--allowed-programs is empty\n", x->id);
 		return fail_req(x, &e);
 	}
+	audit_request(&x->au, &r);
 	if (r.stream) {
 		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
 			      "stream: true is not supported by this server yet");
@@ -1156,6 +1277,7 @@ static int route_chat(struct ctx *x)
 			.sandbox_json = "null", .changes = r.agent ? 0 : -1,
 		};
 
+		x->au.kind = AUDIT_NOTHING;
 		if (r.agent) {
 			agent_finish_only(&calls);
 			resp_agent_completion(&b, &rr, calls.p, calls.len);
@@ -1166,7 +1288,7 @@ static int route_chat(struct ctx *x)
 		respond(x, 200, NULL, &b, 0);
 		jbuf_free(&b);
 		status = 200;
-	} else {
+	} else if ((status = take_slot(x)) == 0) {
 		status = run_request(x, &r);
 	}
 	req_free(&r);
@@ -1266,11 +1388,13 @@ static int url_decode_path(const char *t, size_t n, char *out, size_t outlen)
 
 int main(int argc, char **argv)
 {
-	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 } };
+	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1 };
 	int cmd = CMD_SERVE, status = 0, head_bytes, r, auth, request_read = 0;
 	char err[512];
 
 	x.t_start = conn_now_ms();
+	x.au.request_id = x.id;
+	x.au.peer = x.c.peer;
 	signal(SIGPIPE, SIG_IGN);
 	make_id(&x);
 	if (parse_options(argc, argv, &cmd) == 0 &&
@@ -1342,6 +1466,8 @@ int main(int argc, char **argv)
 		goto out;
 	request_read = 1;
 	r = route(&x, &auth);
+	snprintf(x.au.route, sizeof x.au.route, "%.*s %.80s", (int)(x.hr.method_len > 10 ? 10 : x.hr.method_len),
+		 x.hr.method, x.path);
 	if (r == 0) {
 		fail(&x, 404, "invalid_request_error", "not_found", NULL,
 		     "no route for %.200s", x.path);
@@ -1354,6 +1480,16 @@ int main(int argc, char **argv)
 		     x.hr.method, x.path);
 		goto out;
 	}
+	if (r != 1) {
+		/* every route but /healthz leaves a journal record */
+		const struct http_header *rc = http_find_header(&x.hr, "x-stainless-retry-count", NULL);
+
+		x.au.enabled = 1;
+		if (rc && rc->value_len < sizeof x.au.retry_count &&
+		    strspn(rc->value, "0123456789") >= rc->value_len)
+			snprintf(x.au.retry_count, sizeof x.au.retry_count, "%.*s",
+				 (int)rc->value_len, rc->value);
+	}
 	if (auth && authenticate(&x) != 0)
 		goto out;
 	switch (r) {
@@ -1363,6 +1499,9 @@ int main(int argc, char **argv)
 	case 4: route_chat(&x); break;
 	}
 out:
+	if (x.au.enabled && x.au.status)
+		audit_send(&x.au);
+	jbuf_free(&x.au.write_paths);
 	/* the client reads the whole answer before the close */
 	if (x.c.out >= 0)
 		shutdown(x.c.out, SHUT_WR);
@@ -1390,5 +1529,8 @@ out:
 	free(opt.api_key_file);
 	free(opt.allowed_programs);
 	free(opt.interpreters);
+	free(opt.runtime_dir);
+	if (x.slot_fd >= 0)
+		close(x.slot_fd);
 	return status;
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""The journal audit (SPEC §9): one record per request (every route but
+/healthz) with fixed MESSAGE_IDs and the CODELLM_* fields, never the key
+or code, read back from a private systemd-journald.
+
+The test re-runs itself inside `unshare -m` with a tmpfs on /run, so the
+journald it starts and everything it writes vanish with the namespace
+(on these machines /run is on disk and shared)."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if os.environ.get("CODELLM_AUDIT_INNER") != "1":
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        print("ok 1 - journal audit # SKIP needs root and unshare(1)")
+        print("1..1")
+        sys.exit(1 if os.environ.get("CODELLM_MUST_SANDBOX") == "1" else 0)
+    env = dict(os.environ, CODELLM_AUDIT_INNER="1")
+    os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                           os.path.abspath(__file__)], env)
+
+sys.path.insert(0, HERE)
+from harness import *  # noqa: E402,F401,F403
+
+ID_RAN = "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
+ID_REFUSED = "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
+ID_NOTHING = "2c7e9a1b4d3f4a8c9e6d1b0a5f3c7e92"
+
+t = Tap()
+subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
+os.makedirs("/run/systemd/journal", exist_ok=True)
+journald = subprocess.Popen(["/lib/systemd/systemd-journald"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+deadline = time.time() + 10
+while not os.path.exists("/run/systemd/journal/socket") and time.time() < deadline:
+    time.sleep(0.02)
+t.ok(os.path.exists("/run/systemd/journal/socket"), "a private journald is listening")
+
+
+def records():
+    subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
+    out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
+                          "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=10).stdout
+    recs = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            recs.append(json.loads(line))
+        except ValueError:
+            pass
+    return recs
+
+
+def by_id(recs, rid):
+    return [r for r in recs if r.get("CODELLM_REQUEST_ID") == rid]
+
+
+TOOLS = [{"type": "function", "function": {"name": n}} for n in ("write_note", "patch_note", "finish")]
+SECRET_CODE = "print('c0de-not-in-journal')"
+try:
+    with Server() as s:
+        runs = {}
+        r = s.request("POST", "/v1/chat/completions",
+                      {"model": "codellm", "messages": [{"role": "user", "content":
+                                                         block("python", SECRET_CODE) + block("bash", "cat")}]},
+                      headers={"x-stainless-retry-count": "2"})
+        runs["ran"] = r
+        runs["refused"] = s.request("GET", "/v1/models", key="wrong-key")
+        runs["forbidden"] = s.chat({"model": "codellm", "messages": [
+            {"role": "user", "content": "```cobol\nx\n```"}]})
+        runs["models"] = s.request("GET", "/v1/models")
+        runs["agent"] = s.chat({"model": "codellm", "tools": TOOLS, "messages": [{"role": "user", "content":
+                                block("python", "import json\nprint(json.dumps({'changes':["
+                                      "{'path':'notes/a.md','content':'x'},{'path':'b c.md','find':'q','replace':'r'}],"
+                                      "'answer':'ok'}))")}]})
+        runs["timeout"] = s.chat({"model": "codellm", "codellm": {"timeout_s": 1},
+                                  "messages": [{"role": "user", "content": block("bash", "sleep 5")}]})
+        health = s.request("GET", "/healthz")
+        time.sleep(0.5)
+        recs = records()
+        rid = {k: v.header("x-request-id") for k, v in runs.items()}
+
+        t.eq(len([x for x in recs if x.get("CODELLM_ROUTE", "").endswith("/healthz")]), 0,
+             "/healthz leaves no record")
+        t.eq(len(recs), len(runs), "one record per request (%d)" % len(runs))
+        for k, v in runs.items():
+            t.eq(len(by_id(recs, rid[k])), 1, "%s: exactly one record, found by the response's x-request-id" % k)
+
+        ran = (by_id(recs, rid["ran"]) or [{}])[0]
+        t.eq(ran.get("MESSAGE_ID"), ID_RAN, "a run has the 'ran' MESSAGE_ID")
+        t.eq((ran.get("CODELLM_STATUS"), ran.get("CODELLM_ROUTE"), ran.get("CODELLM_MODE"),
+              ran.get("CODELLM_MODEL"), ran.get("CODELLM_BLOCKS"), ran.get("CODELLM_LANGS")),
+             ("200", "POST /v1/chat/completions", "run", "codellm", "2", "python,bash"),
+             "run: status, route, mode, model, blocks, langs")
+        code_msg = block("python", SECRET_CODE) + block("bash", "cat")
+        t.eq(ran.get("CODELLM_CODE_SHA256"), hashlib.sha256(code_msg.encode()).hexdigest(),
+             "run: CODELLM_CODE_SHA256 is the SHA-256 of the code message's text")
+        t.eq((ran.get("CODELLM_EXIT_CODE"), ran.get("CODELLM_TIMED_OUT")), ("0", "false"),
+             "run: exit code and timed_out")
+        t.ok(ran.get("CODELLM_DURATION_MS", "").isdigit(), "run: duration in ms")
+        t.ok(ran.get("CODELLM_SANDBOX", "").startswith("native net="), "run: the sandbox said",
+             ran.get("CODELLM_SANDBOX"))
+        t.eq(ran.get("CODELLM_RETRY_COUNT"), "2", "run: x-stainless-retry-count is recorded")
+        t.ok(ran.get("CODELLM_PEER", "").startswith("127.0.0.1:"), "run: the peer", ran.get("CODELLM_PEER"))
+        t.eq(ran.get("PRIORITY"), "6", "run: priority info")
+
+        ref = (by_id(recs, rid["refused"]) or [{}])[0]
+        t.eq((ref.get("MESSAGE_ID"), ref.get("CODELLM_STATUS"), ref.get("PRIORITY")),
+             (ID_REFUSED, "401", "4"), "401: the 'refused' MESSAGE_ID, status, priority warning")
+        fb = (by_id(recs, rid["forbidden"]) or [{}])[0]
+        t.eq((fb.get("MESSAGE_ID"), fb.get("CODELLM_STATUS")), (ID_REFUSED, "400"),
+             "400 (no runnable block): refused, nothing ran")
+        mod = (by_id(recs, rid["models"]) or [{}])[0]
+        t.eq((mod.get("MESSAGE_ID"), mod.get("CODELLM_STATUS")), (ID_NOTHING, "200"),
+             "/v1/models: the 'nothing by design' MESSAGE_ID")
+        ag = (by_id(recs, rid["agent"]) or [{}])[0]
+        t.eq((ag.get("MESSAGE_ID"), ag.get("CODELLM_MODE"), ag.get("CODELLM_WRITE_PATHS")),
+             (ID_RAN, "agent", "notes/a.md\nb c.md"), "agent: mode and the write paths, one per line")
+        to = (by_id(recs, rid["timeout"]) or [{}])[0]
+        t.eq((to.get("CODELLM_EXIT_CODE"), to.get("CODELLM_TIMED_OUT"), to.get("PRIORITY")),
+             ("124", "true", "5"), "timeout: exit 124, timed_out true, priority notice")
+
+        blob = json.dumps(recs)
+        t.ok(KEY not in blob and "wrong-key" not in blob, "no record holds the key or a presented bearer")
+        t.ok("c0de-not-in-journal" not in blob, "no record holds the code")
+        t.ok(health.status == 200, "/healthz still answers")
+finally:
+    journald.terminate()
+    journald.wait(5)
+t.done()
