@@ -6,6 +6,9 @@ BINDIR ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+CATALOGDIR ?= $(PREFIX)/lib/systemd/catalog
 DESTDIR ?=
 
 CC ?= cc
@@ -39,7 +42,7 @@ PORT ?= 8089
 DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
 DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
-DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang
+DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container
 
 .PHONY: all run check sanitize fuzz bench install uninstall clean deps deps-check \
 	unit replay blackbox lint-man
@@ -111,20 +114,34 @@ bench: deps-check
 lint-man:
 	mandoc -Tlint -W warning man/*.[0-9]
 
+# Binary, units (ExecStart pointing at $(BINDIR)), man pages, the tmpfiles
+# and sysusers entries and, when present, the journal message catalog.
+# Nothing is run on the host: after a real install, run
+#   systemd-sysusers codellm.conf; systemd-tmpfiles --create codellm.conf
+#   journalctl --update-catalog; systemctl daemon-reload
 install: $(BIN)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(UNITDIR)
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
-	for m in man/*.8; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/; done; true
-	for m in man/*.7; do [ -e "$$m" ] && install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done; true
-	for u in units/*.socket units/*.service; do [ -e "$$u" ] && \
-		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u); done; true
+	for m in man/*.8; do [ ! -e "$$m" ] || install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/ || exit 1; done
+	for m in man/*.7; do [ ! -e "$$m" ] || install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/ || exit 1; done
+	for u in units/*.socket units/*.service; do [ ! -e "$$u" ] || { \
+		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u) && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); } || exit 1; done
+	install -m 0644 units/codellm.tmpfiles $(DESTDIR)$(TMPFILESDIR)/codellm.conf
+	install -m 0644 units/codellm.sysusers $(DESTDIR)$(SYSUSERSDIR)/codellm.conf
+	if [ -e units/codellm.catalog ]; then \
+		install -d $(DESTDIR)$(CATALOGDIR) && \
+		install -m 0644 units/codellm.catalog $(DESTDIR)$(CATALOGDIR)/codellm.catalog; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(BIN)
 	for m in man/*.8; do rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$m); done
 	for m in man/*.7; do rm -f $(DESTDIR)$(MANDIR)/man7/$$(basename $$m); done
 	for u in units/*.socket units/*.service; do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+	rm -f $(DESTDIR)$(TMPFILESDIR)/codellm.conf $(DESTDIR)$(SYSUSERSDIR)/codellm.conf \
+		$(DESTDIR)$(CATALOGDIR)/codellm.catalog
 
 clean:
 	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o ops/*.o $(UNIT_BINS) $(TEST_HELPERS) \
