@@ -44,7 +44,7 @@ DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container
 
-.PHONY: all run check sanitize fuzz bench install uninstall clean deps deps-check \
+.PHONY: all run check sanitize fuzz bench bench-units install uninstall clean deps deps-check \
 	unit replay blackbox lint-man
 
 all: $(BIN)
@@ -110,6 +110,11 @@ fuzz: deps-check
 bench: deps-check
 	$(MAKE) all
 	/usr/bin/python3 tests/bench/bench.py
+
+# Security per millisecond: candidate units under a real systemd (nspawn).
+bench-units: deps-check
+	$(MAKE) all
+	/usr/bin/python3 tests/systemd/bench_units.py
 
 lint-man:
 	mandoc -Tlint -W warning man/*.[0-9]
