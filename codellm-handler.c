@@ -338,6 +338,12 @@ struct ctx {
 	int unread;		/* bytes after the request were left unread */
 	int slot_fd;		/* the run slot held, or -1 */
 	struct audit au;	/* the journal record, sent at exit */
+	const char *ctype;	/* Content-Type of the answer, JSON when NULL */
+	/* a stream (SSE) in progress */
+	const struct resp_run *st_rr;
+	char st_pend[4];	/* the start of a UTF-8 sequence still arriving */
+	size_t st_npend;
+	long st_last;		/* when the last event went out */
 };
 
 static long write_deadline(struct ctx *x)
@@ -361,11 +367,12 @@ static void send_head(struct ctx *x, int status, const char *extra,
 		     "HTTP/1.1 %d %s\r\n"
 		     "Date: %s\r\n"
 		     "Server: codellm/" CODELLM_VERSION "\r\n"
-		     "Content-Type: application/json\r\n"
+		     "Content-Type: %s\r\n"
 		     "Connection: close\r\n"
 		     "x-request-id: %s\r\n"
 		     "%s%s",
-		     status, conn_reason(status), date, x->id,
+		     status, conn_reason(status), date,
+		     x->ctype ? x->ctype : "application/json", x->id,
 		     after_run ? "x-should-retry: false\r\n" : "",
 		     extra ? extra : "");
 	if (content_length >= 0)
@@ -992,55 +999,66 @@ static void stderr_tail(const struct sbx_block_result *br, char *out, size_t out
 /* Agent mode after the run: tool calls, or 422 execution_error with the
  * block, its stderr's tail and the codellm object. Never 5xx: the SDKs
  * retry those, and a retry runs the code again. */
-static int agent_answer(struct ctx *x, struct resp_run *rr)
+/* How an agent run ended: NULL and the tool calls in *calls (and the
+ * number of changes in *ret_n), or the execution_error code with msg. */
+static const char *agent_outcome(const struct resp_run *rr, struct jbuf *calls,
+				 long *ret_n, char *msg, size_t msglen)
 {
 	const struct sbx_pipeline *p = rr->p;
 	const struct chat_request *r = rr->req;
-	struct jbuf b = {0}, calls = {0};
 	struct agent_error ae;
-	char msg[2048], tail[1501];
+	char tail[1501];
 	const char *code = NULL;
 	size_t idx = 0, last = p->n - 1;
 	int ec = resp_exit_code(p, &idx);
-	long n = -1;
 
 	if (p->end == SBX_END_OUTPUT) {
 		code = "output_limit";
 		stderr_tail(&p->res[last], tail, sizeof tail);
-		snprintf(msg, sizeof msg, "block %zu's output passed --max-stdout-bytes (%zu); the "
+		snprintf(msg, msglen, "block %zu's output passed --max-stdout-bytes (%zu); the "
 			 "run was stopped there and no partial set of changes is returned; stderr: %s",
 			 last, p->max_stdout, tail);
 	} else if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
 		code = "timeout";
 		stderr_tail(&p->res[idx], tail, sizeof tail);
 		if (p->end == SBX_END_TIMEOUT)
-			snprintf(msg, sizeof msg, "the run timed out after %g s (block %zu); stderr: %s",
+			snprintf(msg, msglen, "the run timed out after %g s (block %zu); stderr: %s",
 				 p->timeout_s, idx, tail);
 		else
-			snprintf(msg, sizeof msg, "the run was ended by signal %d (block %zu); stderr: %s",
+			snprintf(msg, msglen, "the run was ended by signal %d (block %zu); stderr: %s",
 				 p->end_signal, idx, tail);
 	} else if (ec != 0) {
 		code = "block_failed";
 		stderr_tail(&p->res[idx], tail, sizeof tail);
-		snprintf(msg, sizeof msg, "block %zu (%s) %s %d; stderr: %s", idx,
+		snprintf(msg, msglen, "block %zu (%s) %s %d; stderr: %s", idx,
 			 r->blocks[idx].interp->name,
 			 p->res[idx].signal ? "was killed by signal" : "exited with status",
 			 p->res[idx].signal ? p->res[idx].signal : ec, tail);
 	} else if (p->out_truncated) {
 		code = "output_limit";
 		stderr_tail(&p->res[last], tail, sizeof tail);
-		snprintf(msg, sizeof msg, "block %zu's output (%llu bytes) is over --max-stdout-bytes "
+		snprintf(msg, msglen, "block %zu's output (%llu bytes) is over --max-stdout-bytes "
 			 "(%zu); no partial set of changes is returned; stderr: %s", last,
 			 (unsigned long long)p->out_bytes, p->max_stdout, tail);
 	} else {
-		n = agent_tool_calls(p->out.p ? p->out.p : "", p->out.len, r->tools,
-				     r->ntools, &calls, &ae);
-		if (n < 0) {
+		*ret_n = agent_tool_calls(p->out.p ? p->out.p : "", p->out.len, r->tools,
+					  r->ntools, calls, &ae);
+		if (*ret_n < 0) {
 			code = ae.code;
 			stderr_tail(&p->res[last], tail, sizeof tail);
-			snprintf(msg, sizeof msg, "block %zu: %s; stderr: %s", last, ae.message, tail);
+			snprintf(msg, msglen, "block %zu: %s; stderr: %s", last, ae.message, tail);
 		}
 	}
+	return code;
+}
+
+static int agent_answer(struct ctx *x, struct resp_run *rr)
+{
+	struct jbuf b = {0}, calls = {0};
+	char msg[2048];
+	long n = -1;
+	const char *code = agent_outcome(rr, &calls, &n, msg, sizeof msg);
+
 	if (code) {
 		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
 		resp_execution_error(&b, code, msg, rr);
@@ -1056,6 +1074,133 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 	return code ? 422 : 200;
 }
 
+/* ---- streaming: server-sent events, as the OpenAI SDKs parse them ---- */
+
+static int sse_send(struct ctx *x, struct jbuf *b)
+{
+	int rc = b->len ? conn_write(&x->c, b->p, b->len, write_deadline(x)) : 0;
+
+	b->len = 0;
+	x->st_last = conn_now_ms();
+	return rc;
+}
+
+static void sse_start(struct ctx *x, const struct resp_run *rr)
+{
+	struct jbuf ev = {0};
+
+	x->ctype = "text/event-stream";
+	send_head(x, 200, "Cache-Control: no-cache\r\n", -1, 1);
+	x->st_rr = rr;
+	resp_sse_role(&ev, rr);
+	sse_send(x, &ev);
+	jbuf_free(&ev);
+}
+
+/* The last block's stdout as content deltas, as it is produced; a UTF-8
+ * sequence split between two reads waits for its end. */
+static int stream_output(void *ctx, const char *data, size_t len)
+{
+	struct ctx *x = ctx;
+	struct jbuf all = {0}, ev = {0};
+	size_t n;
+	int rc = 0;
+
+	jbuf_append(&all, x->st_pend, x->st_npend);
+	jbuf_append(&all, data, len);
+	if (all.oom)
+		rc = -1;
+	n = rc ? 0 : jstr_utf8_prefix(all.p, all.len);
+	x->st_npend = rc ? 0 : all.len - n;
+	if (x->st_npend)
+		memcpy(x->st_pend, all.p + n, x->st_npend);
+	if (n) {
+		resp_sse_content(&ev, x->st_rr, all.p, n);
+		rc = sse_send(x, &ev);
+	}
+	jbuf_free(&all);
+	jbuf_free(&ev);
+	return rc;
+}
+
+/* ": ping" while the stream is quiet: a comment every client ignores */
+static int stream_ping(void *ctx)
+{
+	struct ctx *x = ctx;
+	static const char ping[] = ": ping\n\n";
+
+	if (conn_now_ms() - x->st_last < (long)(opt.keepalive_s * 1000) - 100)
+		return 0;
+	x->st_last = conn_now_ms();
+	return conn_write(&x->c, ping, sizeof ping - 1, write_deadline(x));
+}
+
+static void stream_calls(struct ctx *x, struct jbuf *ev, const struct resp_run *rr,
+			 const char *calls, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(calls, len), *c;
+	size_t i = 0;
+
+	cJSON_ArrayForEach(c, root) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
+		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+
+		if (!cJSON_IsString(id) || !cJSON_IsString(name) || !cJSON_IsString(args))
+			continue;
+		resp_sse_call_head(ev, rr, i, id->valuestring, name->valuestring);
+		resp_sse_call_args(ev, rr, i, args->valuestring);
+		i++;
+	}
+	cJSON_Delete(root);
+	(void)x;
+}
+
+/* The end of a stream: run mode's rest and final chunk, or agent mode's
+ * tool calls (or its execution_error event, with no tool call before
+ * it); usage when asked; [DONE]. */
+static void stream_end(struct ctx *x, struct resp_run *rr)
+{
+	const struct chat_request *r = rr->req;
+	const struct sbx_pipeline *p = rr->p;
+	struct jbuf ev = {0}, calls = {0};
+
+	if (!r->agent) {
+		if (x->st_npend)
+			resp_sse_content(&ev, rr, x->st_pend, x->st_npend);
+		resp_sse_final(&ev, rr, p && (p->out_truncated || p->end != SBX_END_NORMAL) ?
+			       "length" : "stop");
+	} else if (p) {
+		char msg[2048];
+		long n = -1;
+		const char *code = agent_outcome(rr, &calls, &n, msg, sizeof msg);
+
+		if (code) {
+			fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n",
+				x->id, code);
+			resp_sse_error(&ev, code, "execution_error", msg, rr);
+			sse_send(x, &ev);
+			goto out;
+		}
+		rr->changes = n;
+		audit_paths(&x->au, calls.p, calls.len);
+		stream_calls(x, &ev, rr, calls.p, calls.len);
+		resp_sse_final(&ev, rr, "tool_calls");
+	} else {
+		agent_finish_only(&calls);
+		stream_calls(x, &ev, rr, calls.p, calls.len);
+		resp_sse_final(&ev, rr, "tool_calls");
+	}
+	if (r->include_usage)
+		resp_sse_usage(&ev, rr);
+	resp_sse_done(&ev);
+	sse_send(x, &ev);
+out:
+	jbuf_free(&ev);
+	jbuf_free(&calls);
+}
+
 static int run_request(struct ctx *x, struct chat_request *r)
 {
 	struct sbx_config cfg;
@@ -1064,6 +1209,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	char **names = NULL, msg[256];
 	char *const **argv = NULL;
 	struct jbuf b = {0}, sb = {0};
+	struct resp_run srr;
 	int rc, status = 200, layer;
 
 	sandbox_config(&cfg);
@@ -1110,6 +1256,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 		      r->timeout_s : opt.timeout_s;
 	p.max_stdout = opt.max_stdout_bytes;
 	p.max_stderr = opt.max_stderr_bytes;
+	p.unbuffered = r->stream;	/* python output flows as printed */
 	p.client_fd = x->c.in;
 	p.probe_client = 1;	/* the 200 head goes out before the run */
 	p.sig_fd = x->c.sig_fd;
@@ -1143,7 +1290,19 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	 * and whitespace keeps the connection alive until the object is
 	 * ready. Agent mode's status (200 or 422) is known only at the end:
 	 * no early head, no keep-alive, and end of input means gone. */
-	if (!r->agent) {
+	srr = (struct resp_run){
+		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
+	};
+	if (r->stream) {
+		/* a stream starts once every block is set up: a refusal
+		 * before this point is still a plain HTTP error */
+		sse_start(x, &srr);
+		p.cb.keepalive = stream_ping;
+		if (!r->agent)
+			p.cb.output = stream_output;
+		else
+			p.stop_at_cap = 1;
+	} else if (!r->agent) {
 		send_head(x, 200, NULL, -1, 1);
 	} else {
 		p.cb.keepalive = NULL;
@@ -1154,17 +1313,17 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	if (p.end == SBX_END_CLIENT) {
 		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
 	} else {
-		struct resp_run rr = {
-			.id = x->id, .created = (long)time(NULL), .req = r, .p = &p,
-			.changes = -1,
-		};
+		struct resp_run rr = srr;
 
 		sbx_run_report(&run, p.missing, &sb);
 		rr.sandbox_json = jbuf_cstr(&sb);
 		audit_result(&x->au, &run, &p);
+		rr.p = &p;
 		if (p.end == SBX_END_SIGNAL)
 			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
-		if (r->agent) {
+		if (r->stream) {
+			stream_end(x, &rr);
+		} else if (r->agent) {
 			status = agent_answer(x, &rr);
 		} else {
 			resp_completion(&b, &rr);
@@ -1264,10 +1423,7 @@ static int route_chat(struct ctx *x)
 		return fail_req(x, &e);
 	}
 	audit_request(&x->au, &r);
-	if (r.stream) {
-		status = fail(x, 400, "invalid_request_error", "unsupported_parameter", NULL,
-			      "stream: true is not supported by this server yet");
-	} else if (r.rerun_guard) {
+	if (r.rerun_guard) {
 		/* A follow-up turn: running again would repeat every effect.
 		 * Agent mode answers with finish alone, run mode with an
 		 * empty content. */
@@ -1278,14 +1434,18 @@ static int route_chat(struct ctx *x)
 		};
 
 		x->au.kind = AUDIT_NOTHING;
-		if (r.agent) {
+		if (r.stream) {
+			sse_start(x, &rr);
+			stream_end(x, &rr);
+		} else if (r.agent) {
 			agent_finish_only(&calls);
 			resp_agent_completion(&b, &rr, calls.p, calls.len);
 			jbuf_free(&calls);
 		} else {
 			resp_completion(&b, &rr);
 		}
-		respond(x, 200, NULL, &b, 0);
+		if (!r.stream)
+			respond(x, 200, NULL, &b, 0);
 		jbuf_free(&b);
 		status = 200;
 	} else if ((status = take_slot(x)) == 0) {

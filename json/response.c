@@ -182,3 +182,101 @@ void resp_execution_error(struct jbuf *b, const char *code, const char *message,
 	resp_codellm(b, rr);
 	jbuf_puts(b, "}");
 }
+
+static void chunk_head(struct jbuf *b, const struct resp_run *rr)
+{
+	jbuf_puts(b, "data: {\"id\":");
+	str(b, rr->id);
+	jbuf_printf(b, ",\"object\":\"chat.completion.chunk\",\"created\":%ld,\"model\":",
+		    rr->created);
+	str(b, rr->req->model);
+	jbuf_puts(b, ",\"system_fingerprint\":null,\"choices\":[");
+}
+
+static void delta_open(struct jbuf *b, const struct resp_run *rr)
+{
+	chunk_head(b, rr);
+	jbuf_puts(b, "{\"index\":0,\"delta\":");
+}
+
+static void delta_close(struct jbuf *b)
+{
+	jbuf_puts(b, ",\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+}
+
+void resp_sse_role(struct jbuf *b, const struct resp_run *rr)
+{
+	delta_open(b, rr);
+	jbuf_puts(b, "{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}");
+	delta_close(b);
+}
+
+void resp_sse_content(struct jbuf *b, const struct resp_run *rr,
+		      const char *data, size_t len)
+{
+	delta_open(b, rr);
+	jbuf_puts(b, "{\"content\":");
+	jstr_escape(b, data, len);
+	jbuf_puts(b, "}");
+	delta_close(b);
+}
+
+void resp_sse_call_head(struct jbuf *b, const struct resp_run *rr, size_t index,
+			const char *id, const char *name)
+{
+	delta_open(b, rr);
+	jbuf_printf(b, "{\"tool_calls\":[{\"index\":%zu,\"id\":", index);
+	str(b, id);
+	jbuf_puts(b, ",\"type\":\"function\",\"function\":{\"name\":");
+	str(b, name);
+	jbuf_puts(b, ",\"arguments\":\"\"}}]}");
+	delta_close(b);
+}
+
+void resp_sse_call_args(struct jbuf *b, const struct resp_run *rr, size_t index,
+			const char *args)
+{
+	delta_open(b, rr);
+	jbuf_printf(b, "{\"tool_calls\":[{\"index\":%zu,\"function\":{\"arguments\":", index);
+	str(b, args);
+	jbuf_puts(b, "}}]}");
+	delta_close(b);
+}
+
+void resp_sse_final(struct jbuf *b, const struct resp_run *rr, const char *finish_reason)
+{
+	delta_open(b, rr);
+	jbuf_printf(b, "{},\"logprobs\":null,\"finish_reason\":\"%s\"}],\"codellm\":",
+		    finish_reason);
+	resp_codellm(b, rr);
+	jbuf_puts(b, "}\n\n");
+}
+
+void resp_sse_usage(struct jbuf *b, const struct resp_run *rr)
+{
+	chunk_head(b, rr);
+	jbuf_puts(b, "],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,"
+		  "\"total_tokens\":0}}\n\n");
+}
+
+void resp_sse_error(struct jbuf *b, const char *code, const char *type,
+		    const char *message, const struct resp_run *rr)
+{
+	jbuf_puts(b, "data: {\"error\":{\"message\":");
+	str(b, message);
+	jbuf_puts(b, ",\"type\":");
+	str(b, type);
+	jbuf_puts(b, ",\"param\":null,\"code\":");
+	str(b, code);
+	jbuf_puts(b, "}");
+	if (rr && rr->p) {
+		jbuf_puts(b, ",\"codellm\":");
+		resp_codellm(b, rr);
+	}
+	jbuf_puts(b, "}\n\n");
+}
+
+void resp_sse_done(struct jbuf *b)
+{
+	jbuf_puts(b, "data: [DONE]\n\n");
+}

@@ -47,4 +47,24 @@ void resp_agent_completion(struct jbuf *b, const struct resp_run *rr,
 void resp_execution_error(struct jbuf *b, const char *code, const char *message,
 			  const struct resp_run *rr);
 
+/* Server-sent events as the OpenAI SDKs parse them: each call appends
+ * one complete "data: …\n\n" event for a chat.completion.chunk. */
+void resp_sse_role(struct jbuf *b, const struct resp_run *rr);
+void resp_sse_content(struct jbuf *b, const struct resp_run *rr,
+		      const char *data, size_t len);
+/* A tool call's first delta (index, id, type, name, arguments "") and
+ * an arguments fragment. */
+void resp_sse_call_head(struct jbuf *b, const struct resp_run *rr, size_t index,
+			const char *id, const char *name);
+void resp_sse_call_args(struct jbuf *b, const struct resp_run *rr, size_t index,
+			const char *args);
+/* The last chunk: an empty delta, the finish_reason and the codellm object. */
+void resp_sse_final(struct jbuf *b, const struct resp_run *rr, const char *finish_reason);
+/* stream_options.include_usage: choices [] and zero usage. */
+void resp_sse_usage(struct jbuf *b, const struct resp_run *rr);
+/* A failure after the stream began: the error object (and codellm). */
+void resp_sse_error(struct jbuf *b, const char *code, const char *type,
+		    const char *message, const struct resp_run *rr);
+void resp_sse_done(struct jbuf *b);
+
 #endif

@@ -435,13 +435,22 @@ with Server("--max-stdout-bytes", "1M") as s:
     t.ok(el < 5 and field(r, "codellm", "timed_out") is True,
          "… after about 1 s (%.1f s), timed_out true" % el)
 
-    # ---- stream + tools --------------------------------------------------------------
-    mark = "sleep 2.%s1" % U
-    r, seen, el = watch(mark, lambda: agent(s, block("bash", mark + "; echo '{}'"), stream=True))
-    t.ok(r.status == 400 and isinstance(r.error(), dict)
-         and set(r.error()) == {"message", "type", "param", "code"},
-         "stream: true with tools → 400 with the error object (for now)", r.body[:400])
-    t.ok(not seen and el < 1.5, "… and nothing ran (%.2f s, marker seen: %s)" % (el, seen))
+    # ---- stream + tools: the same calls as tool_calls deltas (test_stream.py has the rest)
+    code = emit({"changes": [{"path": "s.md", "content": "streamed \U0001F600"}], "answer": "ok"})
+    plain = agent(s, code)
+    r = agent(s, code, stream=True)
+    events = [e[6:] for e in r.body.decode("utf-8").split("\n\n") if e.startswith("data: ")]
+    got = {}
+    for e in events[:-1]:
+        for ch in (json.loads(e).get("choices") or []):
+            for tc in (ch.get("delta") or {}).get("tool_calls") or []:
+                slot = got.setdefault(tc["index"], {"name": None, "arguments": ""})
+                if "function" in tc and tc["function"].get("name"):
+                    slot["name"] = tc["function"]["name"]
+                slot["arguments"] += (tc.get("function") or {}).get("arguments", "")
+    t.ok(r.status == 200 and events and events[-1] == "[DONE]" and
+         [(got[i]["name"], json.loads(got[i]["arguments"])) for i in sorted(got)] == parsed(plain),
+         "stream: true with tools → the same tool calls as deltas, then [DONE]", r.body[:400])
 
     # ---- the re-execution guard ----------------------------------------------------------
     guard_code = ("# Role\n\n" + block("bash", "sleep 3.%s2" % U) +
