@@ -376,8 +376,8 @@ def unprivileged_server(*args, **kw):
     return s
 
 
-def descendants(pid):
-    """PIDs of every process below `pid` (by the parent links in /proc)."""
+def parents():
+    """{pid: parent pid} of every process, from /proc/*/stat."""
     parent = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -388,12 +388,35 @@ def descendants(pid):
             parent[int(d)] = int(st[st.rindex(b")") + 2:].split()[1])
         except (OSError, ValueError, IndexError):
             continue
+    return parent
+
+
+def children_of(pid):
+    """PIDs whose parent is `pid`."""
+    return [p for p, pp in parents().items() if pp == pid]
+
+
+def descendants(pid):
+    """PIDs of every process below `pid` (by the parent links in /proc)."""
+    parent = parents()
     out, frontier = [], {pid}
     while frontier:
         kids = [p for p, pp in parent.items() if pp in frontier and p not in out]
         out += kids
         frontier = set(kids)
     return out
+
+
+def wait_procs(pattern, timeout=5.0):
+    """PIDs matching `pattern` as soon as there are any (or [] after
+    `timeout`)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        p = procs_matching(pattern)
+        if p:
+            return p
+        time.sleep(0.02)
+    return []
 
 
 def block_processes(server):

@@ -206,31 +206,6 @@ def bg(fn, *a, **kw):
     return POOL.submit(fn, *a, **kw)
 
 
-def direct_children(pid):
-    kids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d, "rb") as f:
-                st = f.read()
-            if int(st[st.rindex(b")") + 2:].split()[1]) == pid:
-                kids.append(int(d))
-        except (OSError, ValueError, IndexError):
-            continue
-    return kids
-
-
-def wait_procs(pattern, timeout=5.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        p = procs_matching(pattern)
-        if p:
-            return p
-        time.sleep(0.03)
-    return []
-
-
 def kill_leftovers(pattern):
     for p in procs_matching(pattern):
         try:
@@ -252,7 +227,7 @@ class HWM:
 
     def loop(self):
         while not self.stop.is_set():
-            for p in direct_children(self.server.proc.pid):
+            for p in children_of(self.server.proc.pid):
                 try:
                     with open("/proc/%d/status" % p) as f:
                         for ln in f:
@@ -388,7 +363,7 @@ def handler_death():
     seen = wait_procs(M2K + "1", 6) and wait_procs(M2K + "2", 2) and wait_procs(M2K + "3", 2)
     marked = set(procs_matching(M2K))
     # the handler serving this request: the socket-activate child above them
-    handlers = [h for h in direct_children(KILLSRV.proc.pid) if marked & set(descendants(h))]
+    handlers = [h for h in children_of(KILLSRV.proc.pid) if marked & set(descendants(h))]
     for p in handlers:
         os.kill(p, signal.SIGKILL)
     t0 = time.time()

@@ -33,21 +33,6 @@ U = str(100000 + os.getpid())
 
 # ---- helpers ----------------------------------------------------------------
 
-def children_of(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        if int(st.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(d))
-    return out
-
-
 def handler_pid(s, timeout=5.0):
     """The handler serving the one open connection: the child of
     systemd-socket-activate."""
@@ -58,16 +43,6 @@ def handler_pid(s, timeout=5.0):
             return kids[0]
         time.sleep(0.02)
     return None
-
-
-def wait_procs(pattern, timeout=5.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        p = procs_matching(pattern)
-        if p:
-            return p
-        time.sleep(0.02)
-    return []
 
 
 def pid_alive(pid):

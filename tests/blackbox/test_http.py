@@ -89,28 +89,10 @@ def check(tag, r, status, desc, code=None):
                 "\n".join(p) + "\n" + repr(r.raw[:700]))
 
 
-def children(s):
-    """PIDs whose parent is the systemd-socket-activate process: the
-    handlers still running."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d, "rb") as f:
-                st = f.read()
-        except OSError:
-            continue
-        fields = st[st.rfind(b")") + 2:].split()
-        if int(fields[1]) == s.proc.pid:
-            out.append(int(d))
-    return out
-
-
 def no_children(s, wait=3.0):
     deadline = time.time() + wait
     while True:
-        c = children(s)
+        c = children_of(s.proc.pid)
         if not c or time.time() > deadline:
             return c
         time.sleep(0.05)
@@ -444,7 +426,7 @@ def main_cases(inetd):
         c = connect(s)
         c.sendall(b"GET /healthz HTTP/1.1\r\n")
         time.sleep(0.3)
-        kids = children(s)
+        kids = children_of(s.proc.pid)
         for k in kids:
             os.kill(k, signal.SIGTERM)
         t.ok(len(kids) == 1 and no_children(s, wait=1.0) == [],
@@ -457,7 +439,7 @@ def main_cases(inetd):
         deadline = time.time() + 3
         while not block_procs(s) and time.time() < deadline:
             time.sleep(0.05)
-        kids = children(s)
+        kids = children_of(s.proc.pid)
         for k in kids:
             os.kill(k, signal.SIGTERM)
         r = Resp(read_all(c))
