@@ -152,20 +152,26 @@ def raw(port, data, timeout=30, half_close=False, chunks=None, delay=0.0):
                 break
         if half_close:
             c.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            try:
-                b = c.recv(1 << 20)
-            except ConnectionResetError:
-                break
-            except socket.timeout:
-                break
-            if not b:
-                break
-            out += b
-        return out
+        return read_all(c)
     finally:
         c.close()
+
+
+def read_all(c, timeout=None):
+    """Everything the peer sends until it closes, resets, or stays silent
+    for the socket's timeout (set first when given)."""
+    if timeout is not None:
+        c.settimeout(timeout)
+    out = b""
+    while True:
+        try:
+            b = c.recv(1 << 20)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not b:
+            break
+        out += b
+    return out
 
 
 def build_request(method, path, body=None, headers=None, key=KEY, version="1.1"):
@@ -432,3 +438,12 @@ def block_processes(server):
         if b"/code/block-" in cmd or server.runs.encode() + b"/" in cmd:
             found.append(p)
     return found
+
+
+def kill_leftovers(pattern):
+    """SIGKILL whatever a failed case left running (matched by marker)."""
+    for p in procs_matching(pattern):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass

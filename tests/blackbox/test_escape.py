@@ -206,14 +206,6 @@ def bg(fn, *a, **kw):
     return POOL.submit(fn, *a, **kw)
 
 
-def kill_leftovers(pattern):
-    for p in procs_matching(pattern):
-        try:
-            os.kill(p, signal.SIGKILL)
-        except OSError:
-            pass
-
-
 class HWM:
     """Samples the peak RSS (VmHWM) of every handler of a server (the
     direct children of systemd-socket-activate) while a request runs."""

@@ -60,30 +60,8 @@ def open_chat(s, payload):
     return c
 
 
-def read_all(c, timeout=30):
-    c.settimeout(timeout)
-    out = b""
-    while True:
-        try:
-            b = c.recv(1 << 20)
-        except (ConnectionResetError, socket.timeout):
-            break
-        if not b:
-            break
-        out += b
-    return out
-
-
 def one(lang, code, model="codellm"):
     return {"model": model, "messages": [{"role": "user", "content": block(lang, code)}]}
-
-
-def kill_leftovers(pattern):
-    for p in procs_matching(pattern):
-        try:
-            os.kill(p, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 # ---- interpreters and aliases -------------------------------------------------

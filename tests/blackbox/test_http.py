@@ -106,19 +106,6 @@ def connect(s, timeout=5):
     return socket.create_connection(("127.0.0.1", s.port), timeout=timeout)
 
 
-def read_all(c):
-    out = b""
-    while True:
-        try:
-            b = c.recv(65536)
-        except (ConnectionResetError, socket.timeout):
-            break
-        if not b:
-            break
-        out += b
-    return out
-
-
 def read_head_only(c, limit=3.0):
     """Bytes up to and including the first blank line, or what came."""
     c.settimeout(limit)
