@@ -715,4 +715,18 @@ with Server("--timeout", "30") as s:
     t.eq(s.leftovers(), [], "no run directory left")
 
 t.diag("test_exec.py took %.1f s" % (time.time() - T_START))
+# ---- --max-open-files and --address-space-max are crossed ---------------------
+with Server("--max-open-files", "32", "--address-space-max", "512M", "--memory-max", "4G") as s:
+    r = s.run(block("python", "import os\nfds = []\ntry:\n    while True:\n"
+                    "        fds.append(os.open('/dev/null', os.O_RDONLY))\n"
+                    "except OSError as e:\n    print(len(fds) + 3, e.errno)"))
+    n, err = (content(r) or "0 0").split()
+    t.ok(int(n) <= 32 and err == "24", "--max-open-files 32: the 33rd descriptor fails with EMFILE (%s open)" % n,
+         r.body[-300:])
+    r = s.run(block("python", "try:\n    b = bytearray(1 << 30)\n    print('allocated')\n"
+                    "except MemoryError:\n    print('MemoryError')\n"
+                    "print([l.split()[4] for l in open('/proc/self/limits') if l.startswith('Max address space')][0])"))
+    t.eq(content(r), "MemoryError\n536870912\n",
+         "--address-space-max 512M: a 1 GiB allocation fails (RLIMIT_AS 536870912), the answer arrives")
+
 t.done()
