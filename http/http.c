@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 /* RFC 9110 §5.6.2 tchar. */
 static int is_tchar(unsigned char c)
@@ -517,4 +518,60 @@ bad:
 	dec->state = CH_ERROR;
 	*len = dst;
 	return HTTP_BAD;
+}
+
+int http_host_is_loopback(const char *v, size_t n)
+{
+	size_t h = n;
+
+	/* strip ":port" (digits), not inside an IPv6 literal */
+	for (size_t i = n; i-- > 0;) {
+		if (v[i] == ':') {
+			if (i + 1 == n || (v[0] == '[' && (i == 0 || v[i - 1] != ']')))
+				break;
+			h = i;
+			break;
+		}
+		if (v[i] < '0' || v[i] > '9')
+			break;
+	}
+	if (h == 5 && !strncmp(v, "[::1]", 5))
+		return 1;
+	if (h && v[h - 1] == '.')	/* "localhost." is the same name */
+		h--;
+	if (h == 9 && !strncasecmp(v, "localhost", 9))
+		return 1;
+	if (h > 10 && !strncasecmp(v + h - 10, ".localhost", 10)) {
+		/* a DNS name below localhost: letters, digits, '-', and dots
+		 * between non-empty labels */
+		for (size_t i = 0; i < h - 10; i++) {
+			char c = v[i];
+
+			if (c == '.' ? i == 0 || v[i - 1] == '.' :
+			    !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || c == '-'))
+				return 0;
+		}
+		return v[h - 11] != '.';
+	}
+	/* 127.0.0.0/8 as a dotted quad of decimal octets */
+	{
+		unsigned parts = 0, val = 0, digits = 0, first = 0;
+
+		for (size_t i = 0; i <= h; i++) {
+			if (i == h || v[i] == '.') {
+				if (!digits || val > 255)
+					return 0;
+				if (parts++ == 0)
+					first = val;
+				val = digits = 0;
+			} else if (v[i] >= '0' && v[i] <= '9' && digits < 3) {
+				val = val * 10 + (unsigned)(v[i] - '0');
+				digits++;
+			} else {
+				return 0;
+			}
+		}
+		return parts == 4 && first == 127;
+	}
 }

@@ -84,4 +84,9 @@ struct http_chunked {
 
 ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len);
 
+/* 1 when a Host header value names this machine's loopback: localhost,
+ * *.localhost (RFC 6761), 127.x.y.z or [::1], each with an optional
+ * :port. The debug routes want it (DNS rebinding sends another name). */
+int http_host_is_loopback(const char *v, size_t n);
+
 #endif

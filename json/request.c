@@ -573,3 +573,158 @@ void req_free(struct chat_request *r)
 	free(r->bag);
 	memset(r, 0, sizeof *r);
 }
+
+int req_from_markdown(const char *text, size_t len, const struct registry *reg,
+		      size_t max_blocks, struct chat_request *r,
+		      struct req_error *err)
+{
+	struct msg m = { .role = "user" };
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	m.text = dupn(text, len);
+	m.len = len;
+	if (!m.text)
+		return fail(err, 400, NULL, "body", "out of memory");
+	/* no model here: a fence without a label names no interpreter */
+	if (take_blocks(r, reg, &m, max_blocks, err) < 0) {
+		free(m.text);
+		req_free(r);
+		if (err->param && !strcmp(err->param, "messages"))
+			err->param = "body";
+		return -1;
+	}
+	r->code_text = m.text;
+	r->code_text_len = m.len;
+	return 0;
+}
+
+int req_parse_debug(const char *body, size_t len, const struct registry *reg,
+		    size_t max_blocks, enum req_debug what, struct chat_request *r,
+		    size_t *ret_block, struct req_error *err)
+{
+	int want_block = what == REQ_DEBUG_BLOCK;
+
+	cJSON *root = NULL;
+	const cJSON *md, *blk, *in, *bag;
+	const char *end = NULL;
+	int rc = -1;
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (prescan(body, len, err) < 0)
+		return -1;
+	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+	if (!root) {
+		fail(err, 400, "invalid_json", NULL,
+		     "request body is not valid JSON (near byte %zu)",
+		     end && end >= body ? (size_t)(end - body) : 0);
+		goto out;
+	}
+	for (const char *t = end ? end : body + len; t < body + len; t++)
+		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
+			fail(err, 400, "invalid_json", NULL,
+			     "request body has data after the JSON value");
+			goto out;
+		}
+	if (!cJSON_IsObject(root)) {
+		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
+		goto out;
+	}
+	md = cJSON_GetObjectItemCaseSensitive(root, "body");
+	if (!cJSON_IsString(md)) {
+		fail(err, 400, "invalid_value", "body",
+		     "\"body\" must be a string: the markdown, inline");
+		goto out;
+	}
+	in = cJSON_GetObjectItemCaseSensitive(root, "stdin");
+	if (in && !cJSON_IsNull(in) && !cJSON_IsString(in)) {
+		fail(err, 400, "invalid_value", "stdin", "\"stdin\" must be a string");
+		goto out;
+	}
+	blk = cJSON_GetObjectItemCaseSensitive(root, "block");
+	if (want_block) {
+		double v = cJSON_IsNumber(blk) ? blk->valuedouble : -1;
+
+		if (!cJSON_IsNumber(blk) || v < 0 || v != floor(v) || v > 1e9) {
+			fail(err, 400, "invalid_value", "block",
+			     "\"block\" must be a block's index: an integer from 0");
+			goto out;
+		}
+		*ret_block = (size_t)v;
+	} else if (blk && what == REQ_DEBUG_PIPELINE) {
+		fail(err, 400, "invalid_value", "block",
+		     "\"block\" is for /debug/run-block; the pipeline runs every block");
+		goto out;
+	}
+	if (req_from_markdown(md->valuestring, strlen(md->valuestring), reg,
+			      max_blocks, r, err) < 0)
+		goto out;
+	if (what == REQ_DEBUG_LIST) {
+		rc = 0;		/* only the blocks: nothing will run */
+		goto out;
+	}
+	if (r->nblocks == 0) {
+		fail(err, 400, "no_runnable_block", "body",
+		     "the body has no fenced block whose label names an interpreter");
+		goto fail_r;
+	}
+	if (want_block && *ret_block >= r->nblocks) {
+		fail(err, 400, "invalid_value", "block",
+		     "block %zu does not exist: the body has %zu runnable block%s (0..%zu)",
+		     *ret_block, r->nblocks, r->nblocks == 1 ? "" : "s", r->nblocks - 1);
+		goto fail_r;
+	}
+	if (!reg->any_allowed) {
+		fail(err, 403, "execution_disabled", NULL,
+		     "code execution is disabled on this server (--allowed-programs is empty)");
+		goto fail_r;
+	}
+	for (size_t i = 0; i < r->nblocks; i++) {
+		if (want_block && i != *ret_block)
+			continue;
+		if (!r->blocks[i].interp->allowed) {
+			fail(err, 403, "program_not_allowed", "body",
+			     "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
+			     i, r->blocks[i].label, r->blocks[i].start_line,
+			     r->blocks[i].interp->name);
+			goto fail_r;
+		}
+	}
+	if (cJSON_IsString(in) && in->valuestring[0]) {
+		r->stdin_len = strlen(in->valuestring);
+		r->stdin_data = dupn(in->valuestring, r->stdin_len);
+		if (!r->stdin_data)
+			goto oom;
+	}
+	bag = cJSON_GetObjectItemCaseSensitive(root, "input");
+	if (cJSON_IsString(bag)) {
+		/* a string is the bag's text, as a fleet_input message is */
+		r->bag_len = strlen(bag->valuestring);
+		r->bag = dupn(bag->valuestring, r->bag_len);
+	} else if (bag && !cJSON_IsNull(bag)) {
+		r->bag = cJSON_PrintUnformatted(bag);
+		r->bag_len = r->bag ? strlen(r->bag) : 0;
+	}
+	if (bag && !cJSON_IsNull(bag) && !r->bag)
+		goto oom;
+	if (want_block) {
+		/* run-block: a pipeline of the one block */
+		for (size_t i = 0; i < r->nblocks; i++)
+			if (i != *ret_block) {
+				free(r->blocks[i].label);
+				free(r->blocks[i].code);
+			}
+		r->blocks[0] = r->blocks[*ret_block];
+		r->nblocks = 1;
+	}
+	rc = 0;
+	goto out;
+oom:
+	fail(err, 400, NULL, NULL, "out of memory");
+fail_r:
+	req_free(r);
+out:
+	cJSON_Delete(root);
+	return rc;
+}

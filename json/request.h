@@ -64,4 +64,28 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 
 void req_free(struct chat_request *r);
 
+/* The debug surface (SPEC §8): the blocks of inline markdown, found as
+ * in a chat request's code message, without a model (an unlabeled fence
+ * runs nothing). Fills blocks, skipped and code_text; no runnable block
+ * is not an error here. 400 too_many_blocks past max_blocks. */
+int req_from_markdown(const char *text, size_t len, const struct registry *reg,
+		      size_t max_blocks, struct chat_request *ret,
+		      struct req_error *err);
+
+enum req_debug {
+	REQ_DEBUG_LIST,		/* /debug/blocks: {"body"} */
+	REQ_DEBUG_BLOCK,	/* /debug/run-block: {"body","block","stdin","input"} */
+	REQ_DEBUG_PIPELINE,	/* /debug/run-pipeline: {"body","stdin","input"} */
+};
+
+/* A debug route's JSON body. LIST fills only the blocks. BLOCK and
+ * PIPELINE fill the request as req_parse does (blocks, stdin, bag: a
+ * string verbatim, another JSON value as its compact text) and refuse
+ * what a chat request refuses: no runnable block, a program not allowed,
+ * execution disabled. BLOCK sets *ret_block and narrows the request to
+ * that one block (blocks[0], nblocks 1). */
+int req_parse_debug(const char *body, size_t len, const struct registry *reg,
+		    size_t max_blocks, enum req_debug what, struct chat_request *ret,
+		    size_t *ret_block, struct req_error *err);
+
 #endif

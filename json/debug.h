@@ -1,0 +1,42 @@
+/* The debug surface's answers (SPEC §8): the blocks of a body, one
+ * block's result, a whole pipeline with its tapped edges; and what they
+ * need, base64 and form-encoded query parameters. Written with
+ * jstr_escape, so any byte of program output yields valid JSON. */
+#ifndef CODELLM_DEBUG_H
+#define CODELLM_DEBUG_H
+
+#include <stddef.h>
+
+#include "json/jstr.h"
+#include "json/request.h"
+#include "sandbox/sandbox.h"
+
+/* {"object":"codellm.debug.blocks","blocks":[…],"skipped_fences":[…]} */
+void dbg_blocks(struct jbuf *b, const struct chat_request *r);
+
+struct dbg_run {
+	const char *id;			/* the request id */
+	const struct chat_request *req;	/* run-block: narrowed to the one block */
+	const struct sbx_pipeline *p;
+	const char *sandbox_json;	/* the "sandbox" object, pre-rendered */
+	size_t index;			/* run-block: the block's index in the body */
+	double timeout_s;		/* the run's wall limit, for the message */
+};
+
+/* {"object":"codellm.debug.block",…}: p ran exactly one block. */
+void dbg_block_result(struct jbuf *b, const struct dbg_run *d);
+/* {"object":"codellm.debug.pipeline",…, "blocks":[…], "edges":[…]} */
+void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d);
+
+/* Append data[0..n) as standard base64 with padding (RFC 4648 §4). */
+void dbg_base64(struct jbuf *b, const void *data, size_t n);
+
+/* The value of query parameter `name` in a request-target (the part
+ * after '?', up to '#'), form-decoded ('+' is a space, %XX a byte).
+ * Returns 0 with a malloc'd, NUL-terminated *ret (its length in
+ * *ret_len), -1 when absent, -2 when its encoding is broken or memory
+ * ran out. The first occurrence wins. */
+int dbg_query_param(const char *target, size_t n, const char *name,
+		    char **ret, size_t *ret_len);
+
+#endif
