@@ -42,7 +42,8 @@ PORT ?= 8089
 DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
 DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
-DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container
+DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
+	chromium
 
 .PHONY: all run check sanitize fuzz bench bench-units install uninstall clean deps deps-check \
 	unit replay blackbox lint-man
@@ -51,6 +52,9 @@ all: $(BIN)
 
 %.o: %.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# the debug page is assembled into the binary (.incbin)
+http/debug-page.o: http/debug-page.html
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@

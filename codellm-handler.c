@@ -28,8 +28,10 @@
 #include <systemd/sd-daemon.h>
 
 #include "http/conn.h"
+#include "http/debug-page.h"
 #include "http/http.h"
 #include "json/agent.h"
+#include "json/debug.h"
 #include "json/jstr.h"
 #include "json/registry.h"
 #include "json/request.h"
@@ -72,6 +74,8 @@ struct options {
 	unsigned long long max_open_files;
 	unsigned long long max_concurrent;
 	char *runtime_dir;
+	int debug;
+	unsigned long long max_tap_bytes;	/* ULLONG_MAX: = max_stdout_bytes */
 };
 
 static struct options opt = {
@@ -93,6 +97,7 @@ static struct options opt = {
 	.max_file_bytes = 256ULL << 20,
 	.max_open_files = 1024,
 	.max_concurrent = 4,
+	.max_tap_bytes = ULLONG_MAX,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -130,6 +135,8 @@ static const struct opt_def opt_defs[] = {
 	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20 },
 	{ "max-concurrent", K_SIZE, &opt.max_concurrent, 1, 4096 },
 	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0 },
+	{ "debug", K_FLAG, &opt.debug, 0, 0 },
+	{ "max-tap-bytes", K_SIZE, &opt.max_tap_bytes, 0, SZ(1) << 32 },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -254,6 +261,9 @@ static void usage(FILE *f)
 		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
 		"  --max-concurrent N        concurrent runs across instances (4)\n"
 		"  --runtime-dir DIR         slot files ($RUNTIME_DIRECTORY or /run/codellm)\n"
+		"  --debug                   serve the debug routes and page (loopback only)\n"
+		"  --max-tap-bytes N         kept per pipeline edge by /debug/run-pipeline\n"
+		"                            (= --max-stdout-bytes)\n"
 		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
 		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
@@ -317,6 +327,8 @@ static int parse_options(int argc, char **argv, int *cmd)
 			 "unexpected argument \"%s\"", argv[optind]);
 		bad = 1;
 	}
+	if (opt.max_tap_bytes == ULLONG_MAX)
+		opt.max_tap_bytes = opt.max_stdout_bytes;
 	return bad ? -1 : 0;
 }
 
@@ -344,6 +356,9 @@ struct ctx {
 	char st_pend[4];	/* the start of a UTF-8 sequence still arriving */
 	size_t st_npend;
 	long st_last;		/* when the last event went out */
+	/* a debug route's run (SPEC §8) instead of a chat completion */
+	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE } run_kind;
+	size_t dbg_index;	/* run-block: the block's index in the body */
 };
 
 static long write_deadline(struct ctx *x)
@@ -1256,6 +1271,10 @@ static int run_request(struct ctx *x, struct chat_request *r)
 		      r->timeout_s : opt.timeout_s;
 	p.max_stdout = opt.max_stdout_bytes;
 	p.max_stderr = opt.max_stderr_bytes;
+	/* the debug pipeline keeps what crosses each edge; the relay counts
+	 * and taps on the same path in every run */
+	p.tap = x->run_kind == RUN_DEBUG_PIPELINE;
+	p.max_tap = opt.max_tap_bytes;
 	p.unbuffered = r->stream;	/* python output flows as printed */
 	p.client_fd = x->c.in;
 	p.probe_client = 1;	/* the 200 head goes out before the run */
@@ -1293,7 +1312,12 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	srr = (struct resp_run){
 		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
 	};
-	if (r->stream) {
+	if (x->run_kind != RUN_CHAT) {
+		/* a debug answer is one JSON object once the run ended (as
+		 * agent mode's, without its stop at the output cap) */
+		p.cb.keepalive = NULL;
+		p.probe_client = 0;
+	} else if (r->stream) {
 		/* a stream starts once every block is set up: a refusal
 		 * before this point is still a plain HTTP error */
 		sse_start(x, &srr);
@@ -1321,7 +1345,24 @@ static int run_request(struct ctx *x, struct chat_request *r)
 		rr.p = &p;
 		if (p.end == SBX_END_SIGNAL)
 			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
-		if (r->stream) {
+		if (x->run_kind != RUN_CHAT) {
+			struct dbg_run d = {
+				.id = x->id, .req = r, .p = &p, .sandbox_json = rr.sandbox_json,
+				.index = x->dbg_index, .timeout_s = p.timeout_s,
+			};
+
+			if (x->run_kind == RUN_DEBUG_BLOCK)
+				dbg_block_result(&b, &d);
+			else
+				dbg_pipeline_result(&b, &d);
+			jbuf_puts(&b, "\n");
+			if (b.oom)
+				status = fail(x, 500, "server_error", "out_of_memory",
+					      "x-should-retry: false\r\n",
+					      "the answer did not fit in memory; lower --max-tap-bytes");
+			else
+				respond(x, 200, NULL, &b, 1);
+		} else if (r->stream) {
 			stream_end(x, &rr);
 		} else if (r->agent) {
 			status = agent_answer(x, &rr);
@@ -1455,23 +1496,181 @@ static int route_chat(struct ctx *x)
 	return status;
 }
 
-/* Step 3: route by path and method, after the framing checks. */
+/* ---- the debug surface (SPEC §8) ------------------------------------- */
+
+/* The peer and the Host header: loopback only. A non-loopback peer
+ * reaching the debug socket is a misconfiguration; a Host naming
+ * another machine is a browser led here by DNS rebinding. */
+static int debug_allowed(struct ctx *x)
+{
+	size_t count = 0;
+	const struct http_header *h = http_find_header(&x->hr, "host", &count);
+
+	if (!x->c.loopback) {
+		fprintf(stderr, "codellm: %s: refusing %s from %s: debug routes answer "
+			"loopback peers only\n", x->id, x->path, x->c.peer);
+		return fail(x, 403, "permission_error", "loopback_only", NULL,
+			    "the debug routes answer loopback clients only");
+	}
+	if (count != 1 || !http_host_is_loopback(h->value, h->value_len)) {
+		fprintf(stderr, "codellm: %s: refusing %s: %s\n", x->id, x->path,
+			count == 1 ? "Host names no loopback address" : "not exactly one Host");
+		return fail(x, 403, "permission_error", "host_not_allowed", NULL,
+			    "the debug routes answer only a request with one Host header "
+			    "that names loopback (localhost, 127.0.0.1, [::1])");
+	}
+	return 0;
+}
+
+static int route_page(struct ctx *x)
+{
+	static const char headers[] =
+		"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
+		"style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"
+		"X-Content-Type-Options: nosniff\r\n"
+		"Referrer-Policy: no-referrer\r\n"
+		"Cache-Control: no-store\r\n";
+
+	x->au.kind = AUDIT_NOTHING;
+	x->ctype = "text/html; charset=utf-8";
+	send_head(x, 200, headers, (long)debug_page_len(), 0);
+	conn_write(&x->c, debug_page, debug_page_len(), write_deadline(x));
+	return 200;
+}
+
+static void audit_debug(struct audit *a, const struct chat_request *r)
+{
+	size_t n = 0;
+
+	a->mode = "debug";
+	a->model[0] = '\0';
+	a->blocks = (unsigned)r->nblocks;
+	a->langs[0] = '\0';
+	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
+		n += (size_t)snprintf(a->langs + n, sizeof a->langs - n, "%s%s",
+				      i ? "," : "", r->blocks[i].interp->name);
+	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
+}
+
+/* GET /debug/blocks?body=… or POST {"body": …}: parses, runs nothing. */
+static int route_debug_blocks(struct ctx *x)
+{
+	struct chat_request r;
+	struct req_error e;
+	struct jbuf b = {0};
+	char *md = NULL;
+	size_t len = 0, unused;
+	int rc;
+
+	if (method_is(x, "GET")) {
+		rc = dbg_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
+		if (rc < 0) {
+			e = (struct req_error){
+				.status = 400, .type = "invalid_request_error",
+				.code = "invalid_value", .param = "body",
+			};
+			snprintf(e.message, sizeof e.message, "%s", rc == -2 ?
+				 "the body query parameter is not valid form encoding" :
+				 "GET /debug/blocks needs ?body=<markdown, form-encoded>; "
+				 "or POST {\"body\": …}");
+			return fail_req(x, &e);
+		}
+		/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused
+		 * as in a JSON body */
+		if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len)) {
+			free(md);
+			e = (struct req_error){
+				.status = 400, .type = "invalid_request_error",
+				.code = "invalid_value", .param = "body",
+			};
+			snprintf(e.message, sizeof e.message,
+				 "the body query parameter holds a NUL byte or invalid UTF-8");
+			return fail_req(x, &e);
+		}
+		rc = req_from_markdown(md, len, &x->reg, opt.max_blocks, &r, &e);
+		free(md);
+	} else {
+		rc = req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
+				     REQ_DEBUG_LIST, &r, &unused, &e);
+	}
+	if (rc < 0)
+		return fail_req(x, &e);
+	audit_debug(&x->au, &r);
+	x->au.kind = AUDIT_NOTHING;
+	dbg_blocks(&b, &r);
+	jbuf_puts(&b, "\n");
+	respond(x, 200, NULL, &b, 0);
+	jbuf_free(&b);
+	req_free(&r);
+	return 200;
+}
+
+/* POST /debug/run-block and /debug/run-pipeline: a run like any other
+ * (slot, sandbox, relay), answered as one debug object. */
+static int route_debug_run(struct ctx *x, int pipeline)
+{
+	struct chat_request r;
+	struct req_error e;
+	int status;
+
+	if (req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
+			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
+			    &x->dbg_index, &e) < 0) {
+		if (e.status == 403 && e.code && !strcmp(e.code, "execution_disabled"))
+			fprintf(stderr, "codellm: %s: code execution is disabled: "
+				"--allowed-programs is empty\n", x->id);
+		return fail_req(x, &e);
+	}
+	audit_debug(&x->au, &r);
+	x->run_kind = pipeline ? RUN_DEBUG_PIPELINE : RUN_DEBUG_BLOCK;
+	status = take_slot(x);
+	if (status == 0)
+		status = run_request(x, &r);
+	req_free(&r);
+	return status;
+}
+
+enum {
+	R_NONE, R_HEALTHZ, R_MODELS, R_MODEL, R_CHAT,
+	R_PAGE, R_DBG_BLOCKS, R_DBG_RUN_BLOCK, R_DBG_RUN_PIPELINE,
+};
+
+/* Step 3: route by path and method, after the framing checks: a route
+ * (R_), or -1 (405, Allow: GET), -2 (Allow: POST), -3 (Allow: GET,
+ * POST), or R_NONE (404). */
 static int route(struct ctx *x, int auth_needed_out[1])
 {
 	const char *p = x->path;
 
 	auth_needed_out[0] = 1;
+	if (opt.debug) {
+		/* the page and the block list run nothing and hold nothing
+		 * secret: no key (the page asks for it, for the runs) */
+		if (!strcmp(p, "/")) {
+			auth_needed_out[0] = 0;
+			return method_is(x, "GET") ? R_PAGE : -1;
+		}
+		if (!strcmp(p, "/debug/blocks")) {
+			auth_needed_out[0] = 0;
+			return method_is(x, "GET") || method_is(x, "POST") ? R_DBG_BLOCKS : -3;
+		}
+		if (!strcmp(p, "/debug/run-block"))
+			return method_is(x, "POST") ? R_DBG_RUN_BLOCK : -2;
+		if (!strcmp(p, "/debug/run-pipeline"))
+			return method_is(x, "POST") ? R_DBG_RUN_PIPELINE : -2;
+	}
 	if (!strcmp(p, "/healthz") || !strcmp(p, "/health")) {
 		auth_needed_out[0] = 0;
-		return method_is(x, "GET") ? 1 : -1;
+		return method_is(x, "GET") ? R_HEALTHZ : -1;
 	}
 	if (!strcmp(p, "/v1/models"))
-		return method_is(x, "GET") ? 2 : -1;
+		return method_is(x, "GET") ? R_MODELS : -1;
 	if (!strncmp(p, "/v1/models/", 11) && p[11] && !strchr(p + 11, '/'))
-		return method_is(x, "GET") ? 3 : -1;
+		return method_is(x, "GET") ? R_MODEL : -1;
 	if (!strcmp(p, "/v1/chat/completions"))
-		return method_is(x, "POST") ? 4 : -2;
-	return 0;
+		return method_is(x, "POST") ? R_CHAT : -2;
+	return R_NONE;
 }
 
 static int setup_connection(struct conn *c)
@@ -1628,19 +1827,20 @@ int main(int argc, char **argv)
 	r = route(&x, &auth);
 	snprintf(x.au.route, sizeof x.au.route, "%.*s %.80s", (int)(x.hr.method_len > 10 ? 10 : x.hr.method_len),
 		 x.hr.method, x.path);
-	if (r == 0) {
+	if (r == R_NONE) {
 		fail(&x, 404, "invalid_request_error", "not_found", NULL,
 		     "no route for %.200s", x.path);
 		goto out;
 	}
 	if (r < 0) {
 		fail(&x, 405, "invalid_request_error", "method_not_allowed",
-		     r == -2 ? "Allow: POST\r\n" : "Allow: GET\r\n",
+		     r == -2 ? "Allow: POST\r\n" : r == -3 ? "Allow: GET, POST\r\n" :
+		     "Allow: GET\r\n",
 		     "%.*s is not allowed on %.200s", (int)x.hr.method_len,
 		     x.hr.method, x.path);
 		goto out;
 	}
-	if (r != 1) {
+	if (r != R_HEALTHZ) {
 		/* every route but /healthz leaves a journal record */
 		const struct http_header *rc = http_find_header(&x.hr, "x-stainless-retry-count", NULL);
 
@@ -1650,13 +1850,19 @@ int main(int argc, char **argv)
 			snprintf(x.au.retry_count, sizeof x.au.retry_count, "%.*s",
 				 (int)rc->value_len, rc->value);
 	}
+	if (r >= R_PAGE && debug_allowed(&x) != 0)
+		goto out;
 	if (auth && authenticate(&x) != 0)
 		goto out;
 	switch (r) {
-	case 1: route_healthz(&x); break;
-	case 2: route_models(&x, NULL); break;
-	case 3: route_models(&x, x.path + 11); break;
-	case 4: route_chat(&x); break;
+	case R_HEALTHZ: route_healthz(&x); break;
+	case R_MODELS: route_models(&x, NULL); break;
+	case R_MODEL: route_models(&x, x.path + 11); break;
+	case R_CHAT: route_chat(&x); break;
+	case R_PAGE: route_page(&x); break;
+	case R_DBG_BLOCKS: route_debug_blocks(&x); break;
+	case R_DBG_RUN_BLOCK: route_debug_run(&x, 0); break;
+	case R_DBG_RUN_PIPELINE: route_debug_run(&x, 1); break;
 	}
 out:
 	if (x.au.enabled && x.au.status)
