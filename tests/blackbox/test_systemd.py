@@ -6,6 +6,10 @@ with `make install`, the shipped units started, and the whole path
 checked from a client: socket activation, auth, the shared run slots,
 the journal records, the per-block sandbox inside the hardened
 per-connection service, and the socket surviving a connection storm.
+The debug pair (codellm-debug.socket, SPEC §8) runs beside it: on
+127.0.0.1:8090 only, the page and the debug routes there, a block run
+with the key in the same hardened service, the same slots, and none of
+it on the main socket.
 
 The container has its own network namespace (nothing collides with the
 host's ports); requests go over curl run inside it and over sockets the
@@ -29,7 +33,13 @@ from container import Container, Unavailable, unavailable_reason  # noqa: E402
 
 ID_RAN = "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
 ID_REFUSED = "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
+ID_NOTHING = "2c7e9a1b4d3f4a8c9e6d1b0a5f3c7e92"
 PORT = 8089          # the shipped ListenStream=, in the container's own netns
+DEBUG_PORT = 8090    # codellm-debug.socket's
+# the page's Content-Security-Policy (the debug contract)
+PAGE_CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'")
 PREFIX = "/usr/local"
 DEADLINE_S = 150     # the whole test, boot to power-off
 
@@ -48,20 +58,21 @@ def chat_body(code):
     return {"model": "codellm", "messages": [{"role": "user", "content": code}]}
 
 
-def curl(c, path, body=None, key=KEY, timeout=30):
+def curl(c, path, body=None, key=KEY, timeout=30, port=PORT):
     """curl inside the container; the answer as a harness Resp."""
     argv = ["curl", "-sS", "-m", str(timeout), "-D", "-", "-o", "-"]
     if key is not None:
         argv += ["-H", "Authorization: Bearer " + key]
     if body is not None:
         argv += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
-    argv.append("http://127.0.0.1:%d%s" % (PORT, path))
+    argv.append("http://127.0.0.1:%d%s" % (port, path))
     r = c.run(argv, input=json.dumps(body) if body is not None else None, timeout=timeout + 5)
     return Resp(r.stdout.encode("utf-8", "surrogateescape")), r
 
 
-def request(c, method, path, body=None, key=KEY, timeout=30):
-    return Resp(c.raw(PORT, build_request(method, path, body, key=key), timeout=timeout))
+def request(c, method, path, body=None, key=KEY, timeout=30, port=PORT, headers=None):
+    return Resp(c.raw(port, build_request(method, path, body, headers=headers, key=key),
+                      timeout=timeout))
 
 
 def content(r):
@@ -73,7 +84,7 @@ def records(c, *matches):
 
 
 def by_rid(recs, rid):
-    return [x for x in recs if x.get("CODELLM_REQUEST_ID") == rid]
+    return [x for x in recs if rid and x.get("CODELLM_REQUEST_ID") == rid]
 
 
 def main(c):
@@ -88,13 +99,16 @@ def main(c):
         return
     t.ok(True, "make install DESTDIR=/ PREFIX=%s inside the container" % PREFIX)
     want = ["bin/codellm-handler", "lib/systemd/system/codellm.socket",
-            "lib/systemd/system/codellm@.service", "lib/sysusers.d/codellm.conf",
+            "lib/systemd/system/codellm@.service", "lib/systemd/system/codellm-debug.socket",
+            "lib/systemd/system/codellm-debug@.service", "lib/sysusers.d/codellm.conf",
             "lib/tmpfiles.d/codellm.conf", "lib/systemd/catalog/codellm.catalog",
             "share/man/man8/codellm-handler.8"]
     r = c.run(["sh", "-c", 'for f; do [ -e "%s/$f" ] || echo "$f"; done' % PREFIX, "sh"] + want)
-    t.eq(r.stdout.split(), [], "installed: binary, units, sysusers, tmpfiles, catalog, man page")
-    r = c.run(["systemd-analyze", "verify", "codellm.socket", "codellm@x.service"])
-    t.ok(r.returncode == 0, "systemd-analyze verify passes on the installed units",
+    t.eq(r.stdout.split(), [], "installed: binary, both unit pairs (main and debug), sysusers, "
+         "tmpfiles, catalog, man page")
+    r = c.run(["systemd-analyze", "verify", "codellm.socket", "codellm@x.service",
+               "codellm-debug.socket", "codellm-debug@x.service"])
+    t.ok(r.returncode == 0, "systemd-analyze verify passes on the installed units (main and debug)",
          r.stdout + r.stderr)
     uid = c.run(["id", "-u", "codellm"]).stdout.strip()
     t.ok(uid.isdigit() and uid != "0", "systemd-sysusers created the system user codellm (uid %s)" % uid)
@@ -109,8 +123,9 @@ def main(c):
         # allow it for this build only, and pass the sanitizer options on
         env = " ".join('"%s=%s"' % (k, os.environ[k]) for k in
                        ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS") if k in os.environ)
-        c.dropin("codellm@.service", "90-sanitizer", "[Service]\nSystemCallFilter=ptrace\n"
-                 + ("Environment=%s\n" % env if env else ""))
+        for unit in ("codellm@.service", "codellm-debug@.service"):
+            c.dropin(unit, "90-sanitizer", "[Service]\nSystemCallFilter=ptrace\n"
+                     + ("Environment=%s\n" % env if env else ""))
         c.daemon_reload()
     try:
         c.start_unit("codellm.socket")
@@ -122,6 +137,14 @@ def main(c):
         return
     exposure, _ = c.security("codellm@x.service")
     t.diag("systemd-analyze security codellm@x.service (online): %s" % exposure)
+    try:
+        c.start_unit("codellm-debug.socket")
+    except RuntimeError as e:
+        t.diag(str(e))
+    if not t.eq(c.is_active("codellm-debug.socket"), "active",
+                "systemctl start codellm-debug.socket: active"):
+        t.diag(c.systemctl("status", "codellm-debug.socket").stdout)
+        return
 
     # ---- a python run over curl, with and without the key ---------------
     r, cr = curl(c, "/v1/chat/completions",
@@ -175,6 +198,9 @@ def main(c):
     if rs.status == 503:
         t.diag("sandbox refused inside the service: %s" % json.dumps(rs.error()))
 
+    # ---- the debug surface (codellm-debug.socket) -------------------------
+    debug_ids = debug_surface(c, exposure)
+
     # ---- the journal -------------------------------------------------------
     recs = records(c)
     ran = by_rid(recs, rid_run)
@@ -190,6 +216,24 @@ def main(c):
          and ran.get("CODELLM_SANDBOX", "").startswith("native") and ran.get("CODELLM_PEER"),
          "run record: CODE_SHA256, DURATION_MS, SANDBOX, PEER", json.dumps(ran, indent=1))
     t.eq(ran.get("_UID"), uid, "the record comes from the instance, running as codellm")
+    dbg = (by_rid(recs, debug_ids.get("run")) or [{}])[0]
+    t.eq((dbg.get("MESSAGE_ID"), dbg.get("CODELLM_STATUS"), dbg.get("CODELLM_ROUTE"),
+          dbg.get("CODELLM_MODE"), dbg.get("CODELLM_BLOCKS"), dbg.get("CODELLM_LANGS"),
+          dbg.get("CODELLM_EXIT_CODE"), dbg.get("_UID")),
+         (ID_RAN, "200", "POST /debug/run-block", "debug", "1", "python", "0", uid),
+         "debug run record: 'ran', STATUS 200, ROUTE POST /debug/run-block, MODE debug, "
+         "BLOCKS 1, LANGS python, EXIT_CODE 0, from the codellm user")
+    t.ok((dbg.get("_SYSTEMD_UNIT") or "").startswith("codellm-debug@"),
+         "the debug run's record comes from a codellm-debug@ instance (%s)"
+         % dbg.get("_SYSTEMD_UNIT"))
+    pg = (by_rid(recs, debug_ids.get("page")) or [{}])[0]
+    bl = (by_rid(recs, debug_ids.get("blocks")) or [{}])[0]
+    hr = (by_rid(recs, debug_ids.get("host")) or [{}])[0]
+    t.eq([(x.get("MESSAGE_ID"), x.get("CODELLM_STATUS"), x.get("CODELLM_ROUTE")) for x in (pg, bl, hr)],
+         [(ID_NOTHING, "200", "GET /"), (ID_NOTHING, "200", "POST /debug/blocks"),
+          (ID_REFUSED, "403", "POST /debug/blocks")],
+         "debug records: the page and /debug/blocks 'nothing by design', the 403 "
+         "host_not_allowed 'refused'")
     t.diag("record unit: %s, sandbox: %s" % (ran.get("_SYSTEMD_UNIT"), ran.get("CODELLM_SANDBOX")))
     ref = (by_rid(recs, rid_401) or [{}])[0]
     t.eq((ref.get("MESSAGE_ID"), ref.get("CODELLM_STATUS")), (ID_REFUSED, "401"),
@@ -202,43 +246,58 @@ def main(c):
          r.stdout + r.stderr)
 
     # ---- 429 with one slot ------------------------------------------------
-    c.dropin("codellm@.service", "50-test-slots", "[Service]\nEnvironment=CODELLM_MAX_CONCURRENT=1\n")
+    # the same drop-in on the debug service: its runs take the same slots
+    # (/run/codellm), so one slow debug run joins the three chat runs
+    for unit in ("codellm@.service", "codellm-debug@.service"):
+        c.dropin(unit, "50-test-slots", "[Service]\nEnvironment=CODELLM_MAX_CONCURRENT=1\n")
     c.daemon_reload()
     cursor = c.journal_cursor()
     slow = chat_body(block("bash", "sleep 2; echo slow-done"))
-    res = [None] * 3
-    took = [None] * 3
+    slow_debug = {"body": block("bash", "sleep 2; echo slow-done"), "block": 0}
+    res = [None] * 4
+    took = [None] * 4
 
     def fire(i):
         t0 = time.monotonic()
         try:
-            res[i] = request(c, "POST", "/v1/chat/completions", slow, timeout=20)
+            if i < 3:
+                res[i] = request(c, "POST", "/v1/chat/completions", slow, timeout=20)
+            else:
+                res[i] = request(c, "POST", "/debug/run-block", slow_debug, timeout=20,
+                                 port=DEBUG_PORT)
         except OSError as ex:
             res[i] = ex
         took[i] = time.monotonic() - t0
 
-    ths = [threading.Thread(target=fire, args=(i,)) for i in range(3)]
+    ths = [threading.Thread(target=fire, args=(i,)) for i in range(4)]
     for th in ths:
         th.start()
     for th in ths:
         th.join(30)
     sts = sorted(getattr(x, "status", None) or 0 for x in res)
-    t.ok(sts == [200, 429, 429], "--max-concurrent 1 (Environment= drop-in), 3 parallel slow runs: "
-         "one 200, two 429 (%s)" % sts, "\n".join(repr(x) for x in res))
+    t.ok(sts == [200, 429, 429, 429], "--max-concurrent 1 (Environment= drop-in on both "
+         "services), 3 parallel slow chat runs and a slow debug run-block: one 200, three 429, "
+         "the slot shared by both sockets' instances (%s)" % sts,
+         "\n".join(repr(x) for x in res))
     r429 = [x for x in res if getattr(x, "status", None) == 429]
     t.ok(r429 and all((x.error() or {}).get("type") == "rate_limit_error"
                       and x.header("retry-after") == "1" for x in r429),
-         "each 429 is a rate_limit_error with Retry-After: 1")
-    quick = [took[i] for i in range(3) if getattr(res[i], "status", None) == 429]
+         "each 429 (chat or debug) is a rate_limit_error with Retry-After: 1")
+    quick = [took[i] for i in range(4) if getattr(res[i], "status", None) == 429]
     t.ok(quick and max(quick) < 1.9, "the 429s come at once, before the slot holder ends (%s s)"
          % ",".join("%.2f" % q for q in quick))
-    ok200 = [x for x in res if getattr(x, "status", None) == 200]
-    t.ok(ok200 and content(ok200[0]) == "slow-done\n", "the slot holder's run completed")
+    holder = [i for i in range(4) if getattr(res[i], "status", None) == 200]
+    out = None
+    if holder:
+        out = content(res[holder[0]]) if holder[0] < 3 else (res[holder[0]].json or {}).get("stdout")
+    t.ok(out == "slow-done\n", "the slot holder's run completed (%s)"
+         % ("debug run-block" if holder and holder[0] == 3 else "chat run"))
     recs2 = c.journal("SYSLOG_IDENTIFIER=codellm", since_cursor=cursor)
     t.eq(sorted((x.get("MESSAGE_ID"), x.get("CODELLM_STATUS")) for x in recs2),
-         sorted([(ID_RAN, "200"), (ID_REFUSED, "429"), (ID_REFUSED, "429")]),
-         "journal: one 'ran' record and two 'refused' records with CODELLM_STATUS=429")
-    c.dropin("codellm@.service", "50-test-slots", None)
+         sorted([(ID_RAN, "200"), (ID_REFUSED, "429"), (ID_REFUSED, "429"), (ID_REFUSED, "429")]),
+         "journal: one 'ran' record and three 'refused' records with CODELLM_STATUS=429")
+    for unit in ("codellm@.service", "codellm-debug@.service"):
+        c.dropin(unit, "50-test-slots", None)
     c.daemon_reload()
 
     # ---- a missing key file: 503, not a reset --------------------------
@@ -272,6 +331,84 @@ def main(c):
     r = c.run(["journalctl", "--no-pager", "-o", "cat", "_COMM=codellm-handler"])
     if any(m in r.stdout for m in harness.SANITIZER_MARKS):
         harness.SANITIZER_REPORTS.append(r.stdout[-8000:])
+
+
+def debug_surface(c, exposure):
+    """codellm-debug.socket under the real systemd; returns the request
+    ids of its answers for the journal checks."""
+    ids = {}
+    # listening: 127.0.0.1:8090, and nothing else on that port
+    listen = c.unit_property("codellm-debug.socket", "Listen")
+    r = c.run(["ss", "-Htln", "sport = :%d" % DEBUG_PORT])
+    addrs = sorted(ln.split()[3] for ln in r.stdout.splitlines() if len(ln.split()) > 3)
+    t.ok(listen == "127.0.0.1:%d (Stream)" % DEBUG_PORT and addrs == ["127.0.0.1:%d" % DEBUG_PORT],
+         "codellm-debug.socket listens on 127.0.0.1:%d only (Listen=%s; ss: %s)"
+         % (DEBUG_PORT, listen, ",".join(addrs)), r.stdout + r.stderr)
+
+    # the page: no key, text/html with its CSP; not on the main socket
+    page, cr = curl(c, "/", key=None, port=DEBUG_PORT)
+    t.ok(page.status == 200 and page.header("content-type") == "text/html; charset=utf-8" and
+         page.body.lstrip().lower().startswith(b"<!doctype html"),
+         "GET http://127.0.0.1:%d/ without a key: 200 text/html, the page" % DEBUG_PORT,
+         "%r\n%s" % (page, cr.stderr))
+    t.eq((page.header("content-security-policy"), page.header("x-content-type-options"),
+          page.header("cache-control")), (PAGE_CSP, "nosniff", "no-store"),
+         "the page comes with its Content-Security-Policy, nosniff and no-store")
+    ids["page"] = page.header("x-request-id")
+    main_page, _ = curl(c, "/", key=None)
+    t.ok(main_page.status == 404 and (main_page.error() or {}).get("code") == "not_found",
+         "GET http://127.0.0.1:%d/ (the main socket, no --debug): 404 not_found" % PORT,
+         repr(main_page))
+    main_run = request(c, "POST", "/debug/run-block",
+                       {"body": block("python", "print(1)"), "block": 0})
+    t.eq(main_run.status, 404, "POST /debug/run-block on the main socket, with the key: 404")
+
+    # the blocks of a body: no key, nothing runs
+    md = ("Upper-case the input:\n\n" +
+          block("python", "import sys\nprint(sys.stdin.read().upper(), end='')") +
+          "\n" + block("text", "prose, skipped") + "\n" + block("bash", "rev"))
+    rb, cr = curl(c, "/debug/blocks", {"body": md}, key=None, port=DEBUG_PORT)
+    j = rb.json or {}
+    got = [(b.get("index"), b.get("lang"), b.get("program"), b.get("allowed"))
+           for b in j.get("blocks") or []]
+    t.ok(rb.status == 200 and j.get("object") == "codellm.debug.blocks" and
+         got == [(0, "python", "python3", True), (1, "bash", "bash", True)] and
+         [f.get("label") for f in j.get("skipped_fences") or []] == ["text"],
+         "POST /debug/blocks without a key: 200, blocks python (0) and bash (1), the text "
+         "fence skipped", "%r\n%s" % (rb, cr.stderr))
+    ids["blocks"] = rb.header("x-request-id")
+
+    # one python block, with the key, in the hardened debug service
+    run = {"body": md, "block": 0, "stdin": "hello from the debugger\n"}
+    rr, cr = curl(c, "/debug/run-block", run, port=DEBUG_PORT)
+    j = rr.json or {}
+    t.ok(rr.status == 200 and j.get("object") == "codellm.debug.block" and
+         j.get("index") == 0 and j.get("lang") == "python" and
+         j.get("stdout") == "HELLO FROM THE DEBUGGER\n" and j.get("ok") is True and
+         j.get("exit_code") == 0 and j.get("error") is None,
+         "POST /debug/run-block with the key: block 0 (python) ran on the given stdin, ok",
+         "%r\n%s" % (rr, cr.stderr[-2000:]))
+    t.ok(rr.header("x-request-id") and j.get("id") == rr.header("x-request-id") and
+         (j.get("sandbox") or {}).get("missing") == [],
+         "the debug run's id is its x-request-id, every sandbox layer applied (missing [])",
+         json.dumps(j.get("sandbox")))
+    ids["run"] = rr.header("x-request-id")
+    r401, _ = curl(c, "/debug/run-block", run, key=None, port=DEBUG_PORT)
+    t.ok(r401.status == 401 and (r401.error() or {}).get("code") == "invalid_api_key",
+         "the same run without the key: 401 invalid_api_key", repr(r401))
+
+    # a Host naming another machine (DNS rebinding): refused
+    rh = request(c, "POST", "/debug/blocks", {"body": md}, key=None, port=DEBUG_PORT,
+                 headers={"Host": "rebound.example:%d" % DEBUG_PORT})
+    t.ok(rh.status == 403 and (rh.error() or {}).get("code") == "host_not_allowed",
+         "POST /debug/blocks with Host: rebound.example: 403 host_not_allowed", repr(rh))
+    ids["host"] = rh.header("x-request-id")
+
+    dexp, _ = c.security("codellm-debug@x.service")
+    t.ok(dexp is not None and dexp == exposure,
+         "systemd-analyze security (online): codellm-debug@x.service %s, the same as "
+         "codellm@x.service %s" % (dexp, exposure))
+    return ids
 
 
 def run_all():
