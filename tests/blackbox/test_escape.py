@@ -246,8 +246,9 @@ with open(os.path.join(creds, "api-key"), "w") as f:
     f.write(KEY + "\n")
 # the key comes from $CREDENTIALS_DIRECTORY/api-key (no --api-key-file on
 # the command line), beside a secret in the environment and the variables
-# systemd sets
-MAIN = Server("--timeout", "20", key=False, sandbox="native",
+# systemd sets; it serves the debug routes too (--debug), so the port the
+# blocks try in class 14 is a live service and debug port at once
+MAIN = Server("--timeout", "20", "--debug", key=False, sandbox="native",
               env={"SECRET_TOKEN": SECRET, "CREDENTIALS_DIRECTORY": creds,
                    "INVOCATION_ID": "0123456789abcdef" + U, "CODELLM_MAX_BLOCKS": "16"})
 LIM = Server("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "--memory-max", "256M",
@@ -683,6 +684,12 @@ try:
     R['healthz'] = "ok:fetched"
 except Exception as e:
     R['healthz'] = "%%s:%%s" %% (type(e).__name__, getattr(getattr(e, "reason", None), "errno", None))
+try:
+    urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:%%d/debug/run-pipeline" %% PORT,
+        data=b'{"body":"```sh\\nid\\n```"}', headers={"Authorization": "Bearer guess"}), timeout=2).read()
+    R['debug_run'] = "ok:fetched"
+except Exception as e:
+    R['debug_run'] = "%%s:%%s" %% (type(e).__name__, getattr(getattr(e, "reason", None), "errno", None))
 R['kill_init'] = tryf(lambda: os.kill(1, signal.SIGKILL))
 R['kill_init_term'] = tryf(lambda: os.kill(1, signal.SIGTERM))
 
@@ -1013,6 +1020,9 @@ case(r, B.get("ctl_debug") in FAILS_NET and B.get("ctl_8080") in FAILS_NET,
      "[14 control] the debug port 127.0.0.1:8090 (and :8080) unreachable", (B.get("ctl_debug"), B.get("ctl_8080")))
 case(r, str(B.get("healthz", "")).startswith("URLError"),
      "[14 control] urllib GET http://127.0.0.1:<port>/healthz fails", B.get("healthz"))
+case(r, str(B.get("debug_run", "")).startswith("URLError"),
+     "[14 control] POST /debug/run-pipeline to the live --debug port fails to connect (no HTTP answer at all)",
+     B.get("debug_run"))
 case(r, B.get("kill_init") == "EPERM" and B.get("kill_init_term") == "EPERM",
      "[14 control] signals to the supervising init (kill 1 SIGKILL/SIGTERM) → EPERM (Landlock signal scope)",
      (B.get("kill_init"), B.get("kill_init_term")))
