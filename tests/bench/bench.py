@@ -6,7 +6,8 @@ within a run, never against a fixed number).
 For each configuration, N sequential requests through the real handler
 behind systemd-socket-activate; reported: median and p90 latency, and
 the ratio of medians to the off baseline. Then the same for a pipeline
-of four blocks, and the handler's peak RSS while relaying 64 MiB."""
+of four blocks, the handler's peak RSS while relaying 64 MiB, and what
+the debug surface's edge taps cost on that pipeline."""
 import os
 import statistics
 import subprocess
@@ -102,6 +103,25 @@ def main():
         out = (r.json or {}).get("choices", [{}])[0].get("message", {}).get("content", "").strip()
         print("64 MiB through 3 sandboxed blocks: %.2f s (%.0f MiB/s), output %s bytes, "
               "handler peak RSS %d KiB" % (el, 64 / el, out, peak[0]))
+    # the debug tap: the same 64 MiB pipeline as a chat completion (edges
+    # counted only) and through /debug/run-pipeline (each edge's first
+    # --max-tap-bytes, 1 MiB, kept), alternating, on one --debug server
+    with Server("--timeout", "60", "--debug") as s:
+        chat = build_request("POST", "/v1/chat/completions",
+                             {"model": "codellm", "messages": [{"role": "user", "content": content}]})
+        dbg = build_request("POST", "/debug/run-pipeline", {"body": content},
+                            headers={"Host": "127.0.0.1:%d" % s.port})
+        t = {"chat": [], "debug": []}
+        for _ in range(5):
+            for name, req in (("chat", chat), ("debug", dbg)):
+                t0 = time.perf_counter()
+                r = Resp(raw(s.port, req))
+                t[name].append((time.perf_counter() - t0) * 1000)
+                if r.status != 200:
+                    raise SystemExit("bench request failed: %r" % r.raw[:300])
+        mc, md = statistics.median(t["chat"]), statistics.median(t["debug"])
+        print("64 MiB, 3 blocks: chat completion %.0f ms, /debug/run-pipeline (2 edges tapped, "
+              "1 MiB kept each) %.0f ms: %.2fx" % (mc, md, md / mc))
     subprocess.run(["rm", "-rf", wrap_dir])
 
 
