@@ -1437,12 +1437,12 @@ unusable:
 
 /* What the audit record says of a parsed request: never the code or
  * a note's content, only its hash. */
-static void audit_request(struct audit *a, const struct chat_request *r)
+static void audit_request(struct audit *a, const struct chat_request *r, const char *mode)
 {
 	size_t n = 0;
 
-	a->mode = r->agent ? "agent" : "run";
-	snprintf(a->model, sizeof a->model, "%s", r->model);
+	a->mode = mode;
+	snprintf(a->model, sizeof a->model, "%s", r->model ? r->model : "");
 	a->blocks = (unsigned)r->nblocks;
 	a->langs[0] = '\0';
 	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
@@ -1463,7 +1463,7 @@ static int route_chat(struct ctx *x)
 				"--allowed-programs is empty\n", x->id);
 		return fail_req(x, &e);
 	}
-	audit_request(&x->au, &r);
+	audit_request(&x->au, &r, r.agent ? "agent" : "run");
 	if (r.rerun_guard) {
 		/* A follow-up turn: running again would repeat every effect.
 		 * Agent mode answers with finish alone, run mode with an
@@ -1539,20 +1539,6 @@ static int route_page(struct ctx *x)
 	return 200;
 }
 
-static void audit_debug(struct audit *a, const struct chat_request *r)
-{
-	size_t n = 0;
-
-	a->mode = "debug";
-	a->model[0] = '\0';
-	a->blocks = (unsigned)r->nblocks;
-	a->langs[0] = '\0';
-	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
-		n += (size_t)snprintf(a->langs + n, sizeof a->langs - n, "%s%s",
-				      i ? "," : "", r->blocks[i].interp->name);
-	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
-}
-
 /* GET /debug/blocks?body=… or POST {"body": …}: parses, runs nothing. */
 static int route_debug_blocks(struct ctx *x)
 {
@@ -1596,7 +1582,7 @@ static int route_debug_blocks(struct ctx *x)
 	}
 	if (rc < 0)
 		return fail_req(x, &e);
-	audit_debug(&x->au, &r);
+	audit_request(&x->au, &r, "debug");
 	x->au.kind = AUDIT_NOTHING;
 	dbg_blocks(&b, &r);
 	jbuf_puts(&b, "\n");
@@ -1622,7 +1608,7 @@ static int route_debug_run(struct ctx *x, int pipeline)
 				"--allowed-programs is empty\n", x->id);
 		return fail_req(x, &e);
 	}
-	audit_debug(&x->au, &r);
+	audit_request(&x->au, &r, "debug");
 	x->run_kind = pipeline ? RUN_DEBUG_PIPELINE : RUN_DEBUG_BLOCK;
 	status = take_slot(x);
 	if (status == 0)

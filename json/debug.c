@@ -27,13 +27,9 @@ void dbg_blocks(struct jbuf *b, const struct chat_request *r)
 			    k->interp->allowed ? "true" : "false", k->start_line,
 			    k->end_line);
 	}
-	jbuf_puts(b, "],\"skipped_fences\":[");
-	for (size_t i = 0; i < r->nskipped; i++) {
-		jbuf_puts(b, i ? ",{\"label\":" : "{\"label\":");
-		str(b, r->skipped[i].label);
-		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
-	}
-	jbuf_puts(b, "]}");
+	jbuf_puts(b, "],");
+	resp_skipped_fences(b, r);
+	jbuf_puts(b, "}");
 }
 
 /* How block i did, as a sentence; NULL when it did fine. */

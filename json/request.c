@@ -67,6 +67,38 @@ static int prescan(const char *s, size_t n, struct req_error *err)
 	return 0;
 }
 
+/* The body as one JSON object, after prescan; NULL with err filled. */
+static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
+{
+	const char *end = NULL;
+	cJSON *root;
+
+	if (prescan(body, len, err) < 0)
+		return NULL;
+	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+	if (!root) {
+		fail(err, 400, "invalid_json", NULL,
+		     "request body is not valid JSON (near byte %zu)",
+		     end && end >= body ? (size_t)(end - body) : 0);
+		return NULL;
+	}
+	/* body is not NUL-terminated: strspn would run past its end when
+	 * only whitespace follows the value, so walk the rest by length */
+	for (const char *t = end ? end : body + len; t < body + len; t++)
+		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
+			fail(err, 400, "invalid_json", NULL,
+			     "request body has data after the JSON value");
+			cJSON_Delete(root);
+			return NULL;
+		}
+	if (!cJSON_IsObject(root)) {
+		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
+		cJSON_Delete(root);
+		return NULL;
+	}
+	return root;
+}
+
 struct msg {
 	const char *role;
 	const char *name;	/* NULL when absent */
@@ -407,34 +439,14 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	      size_t max_blocks, struct chat_request *r, struct req_error *err)
 {
 	cJSON *root = NULL;
-	const char *end = NULL;
 	struct msg *msgs = NULL;
 	size_t nmsgs = 0, code = (size_t)-1;
 	int rc = -1;
 
 	memset(r, 0, sizeof *r);
 	memset(err, 0, sizeof *err);
-	if (prescan(body, len, err) < 0)
+	if (!(root = parse_object(body, len, err)))
 		return -1;
-	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (!root) {
-		fail(err, 400, "invalid_json", NULL,
-		     "request body is not valid JSON (near byte %zu)",
-		     end && end >= body ? (size_t)(end - body) : 0);
-		goto out;
-	}
-	/* body is not NUL-terminated: strspn would run past its end when
-	 * only whitespace follows the value, so walk the rest by length */
-	for (const char *t = end ? end : body + len; t < body + len; t++)
-		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
-			fail(err, 400, "invalid_json", NULL,
-			     "request body has data after the JSON value");
-			goto out;
-		}
-	if (!cJSON_IsObject(root)) {
-		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
-		goto out;
-	}
 	if (parse_scalars(root, r, reg, err) < 0 ||
 	    parse_tools(cJSON_GetObjectItemCaseSensitive(root, "tools"), r, err) < 0 ||
 	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
@@ -603,34 +615,14 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 		    size_t max_blocks, enum req_debug what, struct chat_request *r,
 		    size_t *ret_block, struct req_error *err)
 {
-	int want_block = what == REQ_DEBUG_BLOCK;
-
+	int want_block = what == REQ_DEBUG_BLOCK, rc = -1;
 	cJSON *root = NULL;
 	const cJSON *md, *blk, *in, *bag;
-	const char *end = NULL;
-	int rc = -1;
 
 	memset(r, 0, sizeof *r);
 	memset(err, 0, sizeof *err);
-	if (prescan(body, len, err) < 0)
+	if (!(root = parse_object(body, len, err)))
 		return -1;
-	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (!root) {
-		fail(err, 400, "invalid_json", NULL,
-		     "request body is not valid JSON (near byte %zu)",
-		     end && end >= body ? (size_t)(end - body) : 0);
-		goto out;
-	}
-	for (const char *t = end ? end : body + len; t < body + len; t++)
-		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
-			fail(err, 400, "invalid_json", NULL,
-			     "request body has data after the JSON value");
-			goto out;
-		}
-	if (!cJSON_IsObject(root)) {
-		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
-		goto out;
-	}
 	md = cJSON_GetObjectItemCaseSensitive(root, "body");
 	if (!cJSON_IsString(md)) {
 		fail(err, 400, "invalid_value", "body",

@@ -81,6 +81,17 @@ int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index)
 	return code;
 }
 
+void resp_skipped_fences(struct jbuf *b, const struct chat_request *r)
+{
+	jbuf_puts(b, "\"skipped_fences\":[");
+	for (size_t i = 0; i < r->nskipped; i++) {
+		jbuf_puts(b, i ? ",{\"label\":" : "{\"label\":");
+		str(b, r->skipped[i].label);
+		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
+	}
+	jbuf_puts(b, "]");
+}
+
 void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 {
 	const struct sbx_pipeline *p = rr->p;
@@ -113,13 +124,8 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 			    (unsigned long long)br->err_bytes,
 			    (unsigned long long)br->out_bytes);
 	}
-	jbuf_puts(b, "],\"skipped_fences\":[");
-	for (size_t i = 0; i < r->nskipped; i++) {
-		jbuf_puts(b, i ? ",{\"label\":" : "{\"label\":");
-		str(b, r->skipped[i].label);
-		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
-	}
-	jbuf_puts(b, "]");
+	jbuf_puts(b, "],");
+	resp_skipped_fences(b, r);
 	if (rr->changes >= 0)
 		jbuf_printf(b, ",\"changes\":%ld", rr->changes);
 	if (!p)
