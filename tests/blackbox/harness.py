@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -162,7 +163,7 @@ def read_all(c, timeout=None):
     for the socket's timeout (set first when given)."""
     if timeout is not None:
         c.settimeout(timeout)
-    out = b""
+    out = bytearray()      # answers reach tens of MB: no quadratic copying
     while True:
         try:
             b = c.recv(1 << 20)
@@ -171,7 +172,7 @@ def read_all(c, timeout=None):
         if not b:
             break
         out += b
-    return out
+    return bytes(out)
 
 
 def build_request(method, path, body=None, headers=None, key=KEY, version="1.1"):
@@ -447,3 +448,75 @@ def kill_leftovers(pattern):
             os.kill(p, signal.SIGKILL)
         except OSError:
             pass
+
+
+class Watch:
+    """Polls procs_matching(pattern) in the background while a request is
+    handled; .seen is every pid found (proof that code did, or did not,
+    run)."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+        self.seen = set()
+        self.stop = threading.Event()
+        self.th = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop.is_set():
+            self.seen.update(procs_matching(self.pattern))
+            time.sleep(0.005)
+
+    def __enter__(self):
+        self.th.start()
+        return self
+
+    def __exit__(self, *exc):
+        time.sleep(0.2)      # anything started late still shows up
+        self.stop.set()
+        self.th.join()
+
+
+def reexec_in_mount_ns(flag):
+    """Re-runs the calling test inside `unshare -m` (private propagation)
+    unless the environment variable `flag` says it already is: a tmpfs
+    on /run there (private_journal) vanishes with the namespace. Returns
+    False when that cannot be done (not root, no unshare)."""
+    if os.environ.get(flag) == "1":
+        return True
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    env = dict(os.environ, **{flag: "1"})
+    os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                           os.path.abspath(sys.argv[0])], env)
+
+
+def private_journal():
+    """A systemd-journald of the test's own on a tmpfs /run (call inside
+    reexec_in_mount_ns). Returns the process, or None when its socket
+    did not appear; stop it with .terminate()."""
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
+    os.makedirs("/run/systemd/journal", exist_ok=True)
+    jd = subprocess.Popen(["/lib/systemd/systemd-journald"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while not os.path.exists("/run/systemd/journal/socket") and time.time() < deadline:
+        time.sleep(0.02)
+    if os.path.exists("/run/systemd/journal/socket"):
+        return jd
+    jd.kill()
+    jd.wait()
+    return None
+
+
+def journal_records():
+    """Every codellm record in the private journal, as dicts."""
+    subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
+    out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
+                          "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=30).stdout
+    recs = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            recs.append(json.loads(line))
+        except ValueError:
+            pass
+    return recs

@@ -15,44 +15,22 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if os.environ.get("CODELLM_AUDIT_INNER") != "1":
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        print("ok 1 - journal audit # SKIP needs root and unshare(1)")
-        print("1..1")
-        sys.exit(1 if os.environ.get("CODELLM_MUST_SANDBOX") == "1" else 0)
-    env = dict(os.environ, CODELLM_AUDIT_INNER="1")
-    os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                           os.path.abspath(__file__)], env)
-
 sys.path.insert(0, HERE)
 from harness import *  # noqa: E402,F401,F403
+
+if not reexec_in_mount_ns("CODELLM_AUDIT_INNER"):
+    print("ok 1 - journal audit # SKIP needs root and unshare(1)")
+    print("1..1")
+    sys.exit(1 if MUST_SANDBOX else 0)
 
 ID_RAN = "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
 ID_REFUSED = "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
 ID_NOTHING = "2c7e9a1b4d3f4a8c9e6d1b0a5f3c7e92"
 
 t = Tap()
-subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
-os.makedirs("/run/systemd/journal", exist_ok=True)
-journald = subprocess.Popen(["/lib/systemd/systemd-journald"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-deadline = time.time() + 10
-while not os.path.exists("/run/systemd/journal/socket") and time.time() < deadline:
-    time.sleep(0.02)
-t.ok(os.path.exists("/run/systemd/journal/socket"), "a private journald is listening")
-
-
-def records():
-    subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
-    out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
-                          "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=10).stdout
-    recs = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        try:
-            recs.append(json.loads(line))
-        except ValueError:
-            pass
-    return recs
+journald = private_journal()
+t.ok(journald is not None, "a private journald is listening")
+records = journal_records
 
 
 def by_id(recs, rid):
@@ -129,6 +107,7 @@ try:
         t.ok("c0de-not-in-journal" not in blob, "no record holds the code")
         t.ok(health.status == 200, "/healthz still answers")
 finally:
-    journald.terminate()
-    journald.wait(5)
+    if journald is not None:
+        journald.terminate()
+        journald.wait(5)
 t.done()

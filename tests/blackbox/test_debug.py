@@ -45,19 +45,14 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CAN_PRIV = os.geteuid() == 0 and shutil.which("unshare") is not None
-if CAN_PRIV and os.environ.get("CODELLM_DEBUG_INNER") != "1":
-    env = dict(os.environ, CODELLM_DEBUG_INNER="1")
-    os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                           os.path.abspath(__file__)], env)
-
 sys.path.insert(0, HERE)
 from harness import *  # noqa: E402,F401,F403
+
+CAN_PRIV = reexec_in_mount_ns("CODELLM_DEBUG_INNER")
 
 t = Tap()
 U = str(os.getpid())
@@ -119,16 +114,7 @@ def fetch(port, method, path, body=None, headers=None, key=KEY, addr="127.0.0.1"
         c.settimeout(timeout)
         c.connect((addr, port))
         c.sendall(data)
-        buf = bytearray()
-        while True:
-            try:
-                b = c.recv(1 << 20)
-            except (ConnectionResetError, socket.timeout):
-                break
-            if not b:
-                break
-            buf += b
-        return Resp(bytes(buf))
+        return Resp(read_all(c))
     finally:
         c.close()
 
@@ -234,31 +220,6 @@ def audit(name, r, kind, route, status=None, peer=None):
     AUDIT.append((name, r, kind, route, status if status is not None else r.status, peer))
 
 
-class Watch:
-    """Polls procs_matching(pattern) in the background while a request is
-    handled; .seen is every pid found (copied from test_failclosed.py)."""
-
-    def __init__(self, pattern):
-        self.pattern = pattern
-        self.seen = set()
-        self.stop = threading.Event()
-        self.th = threading.Thread(target=self.loop, daemon=True)
-
-    def loop(self):
-        while not self.stop.is_set():
-            self.seen.update(procs_matching(self.pattern))
-            time.sleep(0.005)
-
-    def __enter__(self):
-        self.th.start()
-        return self
-
-    def __exit__(self, *exc):
-        time.sleep(0.2)      # anything started late still shows up
-        self.stop.set()
-        self.th.join()
-
-
 def marker():
     """A number sleep(1) accepts, unique to this test and call: a block
     running `sleep <marker>` is visible to procs_matching()."""
@@ -300,27 +261,11 @@ JOURNALD = None
 
 def start_journal():
     global JOURNALD
-    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
-    os.makedirs("/run/systemd/journal", exist_ok=True)
-    JOURNALD = subprocess.Popen(["/lib/systemd/systemd-journald"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while not os.path.exists("/run/systemd/journal/socket") and time.time() < deadline:
-        time.sleep(0.02)
-    t.ok(os.path.exists("/run/systemd/journal/socket"), "a private journald is listening")
+    JOURNALD = private_journal()
+    t.ok(JOURNALD is not None, "a private journald is listening")
 
 
-def records():
-    subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
-    out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
-                          "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=30).stdout
-    recs = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        try:
-            recs.append(json.loads(line))
-        except ValueError:
-            pass
-    return recs
+records = journal_records
 
 
 # ==== 1. hidden without --debug; 405 + Allow with it ==================================

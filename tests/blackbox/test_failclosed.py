@@ -118,31 +118,6 @@ def consistent(sb):
         and len(missing) == len(set(missing))
 
 
-class Watch:
-    """Polls procs_matching(pattern) in the background while a request is
-    handled; .seen is every pid found."""
-
-    def __init__(self, pattern):
-        self.pattern = pattern
-        self.seen = set()
-        self.stop = threading.Event()
-        self.th = threading.Thread(target=self.loop, daemon=True)
-
-    def loop(self):
-        while not self.stop.is_set():
-            self.seen.update(procs_matching(self.pattern))
-            time.sleep(0.005)
-
-    def __enter__(self):
-        self.th.start()
-        return self
-
-    def __exit__(self, *exc):
-        time.sleep(0.2)      # anything started late still shows up
-        self.stop.set()
-        self.th.join()
-
-
 def refused_run(s, layer, tag):
     """A request whose blocks would leave a trace (a `sleep` process with a
     unique argument; a python block): it must be refused before any
