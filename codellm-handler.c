@@ -435,6 +435,16 @@ static int fail_req(struct ctx *x, const struct req_error *e)
 	return e->status;
 }
 
+/* A request its parser refused: the error object, and the journal
+ * line an operator needs when the refusal is the server's setting. */
+static int refuse_request(struct ctx *x, const struct req_error *e)
+{
+	if (e->status == 403 && e->code && !strcmp(e->code, "execution_disabled"))
+		fprintf(stderr, "codellm: %s: code execution is disabled: "
+			"--allowed-programs is empty\n", x->id);
+	return fail_req(x, e);
+}
+
 static void make_id(struct ctx *x)
 {
 	unsigned char r[12];
@@ -1457,12 +1467,8 @@ static int route_chat(struct ctx *x)
 	struct req_error e;
 	int status;
 
-	if (req_parse(x->body, x->body_len, &x->reg, opt.max_blocks, &r, &e) < 0) {
-		if (e.status == 403 && e.code && !strcmp(e.code, "execution_disabled"))
-			fprintf(stderr, "codellm: %s: code execution is disabled: "
-				"--allowed-programs is empty\n", x->id);
-		return fail_req(x, &e);
-	}
+	if (req_parse(x->body, x->body_len, &x->reg, opt.max_blocks, &r, &e) < 0)
+		return refuse_request(x, &e);
 	audit_request(&x->au, &r, r.agent ? "agent" : "run");
 	if (r.rerun_guard) {
 		/* A follow-up turn: running again would repeat every effect.
@@ -1545,41 +1551,15 @@ static int route_debug_blocks(struct ctx *x)
 	struct chat_request r;
 	struct req_error e;
 	struct jbuf b = {0};
-	char *md = NULL;
-	size_t len = 0, unused;
+	size_t unused;
 	int rc;
 
-	if (method_is(x, "GET")) {
-		rc = dbg_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
-		if (rc < 0) {
-			e = (struct req_error){
-				.status = 400, .type = "invalid_request_error",
-				.code = "invalid_value", .param = "body",
-			};
-			snprintf(e.message, sizeof e.message, "%s", rc == -2 ?
-				 "the body query parameter is not valid form encoding" :
-				 "GET /debug/blocks needs ?body=<markdown, form-encoded>; "
-				 "or POST {\"body\": …}");
-			return fail_req(x, &e);
-		}
-		/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused
-		 * as in a JSON body */
-		if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len)) {
-			free(md);
-			e = (struct req_error){
-				.status = 400, .type = "invalid_request_error",
-				.code = "invalid_value", .param = "body",
-			};
-			snprintf(e.message, sizeof e.message,
-				 "the body query parameter holds a NUL byte or invalid UTF-8");
-			return fail_req(x, &e);
-		}
-		rc = req_from_markdown(md, len, &x->reg, opt.max_blocks, &r, &e);
-		free(md);
-	} else {
+	if (method_is(x, "GET"))
+		rc = req_parse_debug_query(x->hr.target, x->hr.target_len, &x->reg,
+					   opt.max_blocks, &r, &e);
+	else
 		rc = req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
 				     REQ_DEBUG_LIST, &r, &unused, &e);
-	}
 	if (rc < 0)
 		return fail_req(x, &e);
 	audit_request(&x->au, &r, "debug");
@@ -1602,12 +1582,8 @@ static int route_debug_run(struct ctx *x, int pipeline)
 
 	if (req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
 			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
-			    &x->dbg_index, &e) < 0) {
-		if (e.status == 403 && e.code && !strcmp(e.code, "execution_disabled"))
-			fprintf(stderr, "codellm: %s: code execution is disabled: "
-				"--allowed-programs is empty\n", x->id);
-		return fail_req(x, &e);
-	}
+			    &x->dbg_index, &e) < 0)
+		return refuse_request(x, &e);
 	audit_request(&x->au, &r, "debug");
 	x->run_kind = pipeline ? RUN_DEBUG_PIPELINE : RUN_DEBUG_BLOCK;
 	status = take_slot(x);

@@ -107,7 +107,7 @@ void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 	jbuf_puts(b, ",\"stderr\":");
 	jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
 	jbuf_printf(b, ",\"stderr_bytes\":%llu", (unsigned long long)br->err_bytes);
-	outcome(b, d, 0, p->end == SBX_END_TIMEOUT ? 124 : br->exit_code, br->signal,
+	outcome(b, d, 0, resp_exit_code(p, NULL), br->signal,
 		br->duration_ms, block_error(d, 0, msg, sizeof msg));
 	jbuf_printf(b, ",\"sandbox\":%s}", d->sandbox_json);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/debug.h"
 #include "json/fence.h"
 #include "json/jstr.h"
 #include "json/request.h"
@@ -718,5 +719,33 @@ fail_r:
 	req_free(r);
 out:
 	cJSON_Delete(root);
+	return rc;
+}
+
+int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
+			  size_t max_blocks, struct chat_request *r,
+			  struct req_error *err)
+{
+	char *md;
+	size_t len;
+	int rc = dbg_query_param(target, n, "body", &md, &len);
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (rc == -2)
+		return fail(err, 400, "invalid_value", "body",
+			    "the body query parameter is not valid form encoding");
+	if (rc < 0)
+		return fail(err, 400, "invalid_value", "body",
+			    "GET /debug/blocks needs ?body=<markdown, form-encoded>; "
+			    "or POST {\"body\": …}");
+	/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused as
+	 * in a JSON body */
+	if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len))
+		rc = fail(err, 400, "invalid_value", "body",
+			  "the body query parameter holds a NUL byte or invalid UTF-8");
+	else
+		rc = req_from_markdown(md, len, reg, max_blocks, r, err);
+	free(md);
 	return rc;
 }

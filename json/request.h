@@ -72,6 +72,13 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 		      size_t max_blocks, struct chat_request *ret,
 		      struct req_error *err);
 
+/* GET /debug/blocks?body=…: the form-encoded markdown of the request
+ * target's query, read as req_from_markdown does; 400 param "body" when
+ * it is absent, badly encoded, or holds NUL or invalid UTF-8. */
+int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
+			  size_t max_blocks, struct chat_request *ret,
+			  struct req_error *err);
+
 enum req_debug {
 	REQ_DEBUG_LIST,		/* /debug/blocks: {"body"} */
 	REQ_DEBUG_BLOCK,	/* /debug/run-block: {"body","block","stdin","input"} */

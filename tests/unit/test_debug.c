@@ -300,6 +300,39 @@ static void test_reading(void)
 	req_free(&r);
 }
 
+/* GET /debug/blocks: the query's body, read as text */
+static void test_query_request(void)
+{
+	static const struct { const char *target, *msg; } bad[] = {
+		{ "/debug/blocks", "needs ?body=" },
+		{ "/debug/blocks?other=1", "needs ?body=" },
+		{ "/debug/blocks?body=%zz", "not valid form encoding" },
+		{ "/debug/blocks?body=a%00b", "NUL byte or invalid UTF-8" },
+		{ "/debug/blocks?body=%ff%fe", "NUL byte or invalid UTF-8" },
+		{ "/debug/blocks?body=%60%60%60py%0A1%0A%60%60%60%0A%60%60%60py%0A2%0A%60%60%60%0A"
+		  "%60%60%60py%0A3%0A%60%60%60%0A%60%60%60py%0A4%0A%60%60%60%0A", "at most 3" },
+	};
+	struct chat_request r;
+	struct req_error e;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct guarded g;
+		const char *t = guard_copy(&g, bad[i].target, strlen(bad[i].target));
+		int rc = req_parse_debug_query(t, strlen(bad[i].target), &reg, 3, &r, &e);
+
+		tap_ok(rc == -1 && e.status == 400 && e.param && !strcmp(e.param, "body") &&
+		       strstr(e.message, bad[i].msg) && r.blocks == NULL && r.code_text == NULL,
+		       "GET %s → 400 param body (%s)", bad[i].target, bad[i].msg);
+		guard_free(&g);
+	}
+	static const char ok[] = "/debug/blocks?body=%60%60%60py%0Aprint(1%2B2)%0A%60%60%60";
+
+	tap_ok(req_parse_debug_query(ok, strlen(ok), &reg, 3, &r, &e) == 0 && r.nblocks == 1 &&
+	       !strcmp(r.blocks[0].code, "print(1+2)\n") && !strcmp(r.blocks[0].label, "py"),
+	       "GET ?body=: the decoded markdown's block");
+	req_free(&r);
+}
+
 /* ---- the run answers, from a pipeline made here ----------------------- */
 
 static void fake_pipeline(struct sbx_pipeline *p, size_t n)
@@ -470,6 +503,7 @@ int main(void)
 	test_host();
 	test_errors();
 	test_reading();
+	test_query_request();
 	test_answers();
 	reg_free(&reg);
 	return tap_done();
