@@ -239,19 +239,26 @@ class Server:
     def __exit__(self, *exc):
         self.stop()
 
+    def reachable(self):
+        """One connection to the listening socket succeeds (subclasses
+        that listen elsewhere, e.g. in another netns, override it)."""
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
     def start(self):
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 10
         while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            if self.reachable():
                 # that probe connection started a handler; let it finish
                 time.sleep(0.05)
                 return
-            except OSError:
-                time.sleep(0.02)
+            time.sleep(0.02)
         raise RuntimeError("server did not start: " + self.log_text())
 
     def stop(self):
@@ -353,14 +360,18 @@ def results(r):
     c = ext(r)
     return c.get("block_results") if isinstance(c, dict) else None
 
-def field(r, *path):
-    v = r.json
+def dig(v, *path):
+    """v[path[0]][path[1]]..., or None where the path does not exist."""
     for p in path:
         try:
             v = v[p]
         except (TypeError, KeyError, IndexError):
             return None
     return v
+
+
+def field(r, *path):
+    return dig(r.json, *path)
 
 def unprivileged_server(*args, **kw):
     """A Server whose handler runs as nobody (when the tests run as root),

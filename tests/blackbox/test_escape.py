@@ -184,13 +184,7 @@ def case(r, cond, desc, evidence=None):
     return t.ok(ok and c, desc, diag_of(r, evidence))
 
 
-def get(d, *path):
-    for p in path:
-        try:
-            d = d[p]
-        except (TypeError, KeyError, IndexError):
-            return None
-    return d
+get = dig
 
 
 def mb_ok(res, cap=256):

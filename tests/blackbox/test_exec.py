@@ -587,15 +587,11 @@ plant = ("import os\n"
          "print('planted', os.stat(C).st_nlink)\n") % (canary, canary_dir)
 # The handler's own removal of an on-disk run directory (no bounded-tmpfs
 # layer, as --sandbox off and besteffort without user namespaces use):
-# with --sandbox off the block sees the host and can point links at the
-# test's canary. (Sandboxed, the run directory is a tmpfs that is
-# unmounted, and no host path is visible to plant a link to.)
-with Server("--timeout", "60", sandbox="off") as s:
-    r = s.run(block("python", plant))
-    t.eq(content(r), "planted 2\n", "the block planted links, a FIFO, locked and 2000-deep directories",
-         )
+def check_cleanup(s, tag, gone, survives, not_emptied):
+    """After a run that planted links to the canary: the run directory is
+    gone, the canary and the directory a symlink named are untouched."""
     left = s.leftovers()
-    t.eq(left, [], "after the response the run directory is gone")
+    t.eq(left, [], tag + gone)
     if left:
         # the harness's rmtree cannot take 2000 levels
         subprocess.run(["rm", "-rf", "--one-file-system"] + [os.path.join(s.runs, x) for x in left])
@@ -605,9 +601,20 @@ with Server("--timeout", "60", sandbox="off") as s:
         nl = os.stat(canary).st_nlink
     except OSError as e:
         cc, nl = repr(e), 0
-    t.eq((cc, nl), ("canary-content\n", 1), "the canary outside survives with its content (and its hardlink is gone)")
-    t.ok(os.path.exists(os.path.join(canary_dir, "sub", "inner.txt")),
-         "the directory a symlink pointed at was not emptied")
+    t.eq((cc, nl), ("canary-content\n", 1), tag + survives)
+    t.ok(os.path.exists(os.path.join(canary_dir, "sub", "inner.txt")), tag + not_emptied)
+
+
+# with --sandbox off the block sees the host and can point links at the
+# test's canary. (Sandboxed, the run directory is a tmpfs that is
+# unmounted, and no host path is visible to plant a link to.)
+with Server("--timeout", "60", sandbox="off") as s:
+    r = s.run(block("python", plant))
+    t.eq(content(r), "planted 2\n", "the block planted links, a FIFO, locked and 2000-deep directories",
+         )
+    check_cleanup(s, "", "after the response the run directory is gone",
+                  "the canary outside survives with its content (and its hardlink is gone)",
+                  "the directory a symlink pointed at was not emptied")
     t.ok(os.path.exists("/bin/sh") and os.path.exists("/etc/passwd"), "a symlink to / was not followed")
 
 # the same as a handler that is not root: permission bits bind it, so
@@ -619,19 +626,10 @@ with unprivileged_server("--timeout", "60", sandbox="off") as s:
                     "import os\nprint(os.geteuid())\n"))
     t.eq(content(r), "planted 2\n%d\n" % (NOBODY if os.geteuid() == 0 else os.geteuid()),
          "unprivileged handler: the block planted links, a FIFO, chmod 000 directories")
-    left = s.leftovers()
-    t.eq(left, [], "unprivileged handler: the run directory is gone, chmod 000 parts included")
-    if left:
-        subprocess.run(["rm", "-rf", "--one-file-system"] + [os.path.join(s.runs, x) for x in left])
-    try:
-        with open(canary) as f:
-            cc = f.read()
-        nl = os.stat(canary).st_nlink
-    except OSError as e:
-        cc, nl = repr(e), 0
-    t.eq((cc, nl), ("canary-content\n", 1), "unprivileged handler: the canary outside survives")
-    t.ok(os.path.exists(os.path.join(canary_dir, "sub", "inner.txt")),
-         "unprivileged handler: the symlinked directory outside was not emptied")
+    check_cleanup(s, "unprivileged handler: ",
+                  "the run directory is gone, chmod 000 parts included",
+                  "the canary outside survives",
+                  "the symlinked directory outside was not emptied")
 if getattr(s, "wrap_dir", None):
     shutil.rmtree(s.wrap_dir, ignore_errors=True)
 shutil.rmtree(canary_dir, ignore_errors=True)

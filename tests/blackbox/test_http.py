@@ -106,6 +106,19 @@ def connect(s, timeout=5):
     return socket.create_connection(("127.0.0.1", s.port), timeout=timeout)
 
 
+def start_sleeper(s):
+    """A connection whose request runs a block that prints and sleeps
+    30 s; returns once the block runs (or after 3 s)."""
+    c = connect(s)
+    c.sendall(build_request("POST", "/v1/chat/completions",
+                            json.loads(chat_body("import time\nprint('x', flush=True)\n"
+                                                 "time.sleep(30)"))))
+    deadline = time.time() + 3
+    while not block_procs(s) and time.time() < deadline:
+        time.sleep(0.05)
+    return c
+
+
 def read_head_only(c, limit=3.0):
     """Bytes up to and including the first blank line, or what came."""
     c.settimeout(limit)
@@ -384,13 +397,7 @@ def main_cases(inetd):
                 c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             c.close()
             t.eq(no_children(s), [], "%s client gone %s: the handler exits at once" % (tag, what))
-        c = connect(s)
-        c.sendall(build_request("POST", "/v1/chat/completions",
-                                         json.loads(chat_body("import time\nprint('x', flush=True)\n"
-                                                              "time.sleep(30)"))))
-        deadline = time.time() + 3
-        while not block_procs(s) and time.time() < deadline:
-            time.sleep(0.05)
+        c = start_sleeper(s)
         running = block_procs(s)
         t.ok(len(running) == 1, "%s a sleeping block is running" % tag, running)
         c.close()
@@ -419,13 +426,7 @@ def main_cases(inetd):
         t.ok(len(kids) == 1 and no_children(s, wait=1.0) == [],
              "%s SIGTERM while reading the head ends the handler at once" % tag, kids)
         c.close()
-        c = connect(s)
-        c.sendall(build_request("POST", "/v1/chat/completions",
-                                json.loads(chat_body("import time\nprint('x', flush=True)\n"
-                                                     "time.sleep(30)"))))
-        deadline = time.time() + 3
-        while not block_procs(s) and time.time() < deadline:
-            time.sleep(0.05)
+        c = start_sleeper(s)
         kids = children_of(s.proc.pid)
         for k in kids:
             os.kill(k, signal.SIGTERM)

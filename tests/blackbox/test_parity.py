@@ -40,15 +40,6 @@ FROZEN = copy.deepcopy(STORE0)
 BAG = rc.make_bag(STORE0, changed=[INBOX, "index.md"], attached=["concepts/old.md"])
 
 
-def dig(v, *path):
-    for k in path:
-        try:
-            v = v[k]
-        except (TypeError, KeyError, IndexError):
-            return None
-    return v
-
-
 UNICODE_TEXT = ("emoji \U0001F680\U00010348 CRLF\r\nCR\rtab\t\"quotes\" back\\slash "
                 "sep\u2028para\u2029 ctl\x01\x1f\x7f bom\ufeff end")
 inbox_sum = INBOX + "\n%d chars, sha256 %s\nfirst line: %s\nat 2026-07-14T09:30:00Z depth 1\n" % (
