@@ -95,7 +95,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (run->code_fd < 0)
 		return fail(-1, errno, ret_layer, msg, msglen, "the code directory");
 	if (pol->layers & SBX_BIT(SBX_L_SECCOMP)) {
-		rc = sbx_seccomp_build(0, &pol->bpf);
+		rc = sbx_policy_seccomp(pol);
 		if (rc < 0) {
 			if (cfg->mode == SBX_NATIVE)
 				return fail(SBX_L_SECCOMP, -rc, ret_layer, msg, msglen,
@@ -104,6 +104,23 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 			run->missing |= SBX_BIT(SBX_L_SECCOMP);
 		}
 	}
+	return 0;
+}
+
+int sbx_policy_seccomp(struct sbx_policy *pol)
+{
+	/* netlink route queries only where they see the block's own empty
+	 * namespace; 65534 is the block's one id inside */
+	struct sbx_seccomp_cfg sc = {
+		.netlink_route = pol->net == SBX_NET_OWN, .uid = 65534, .gid = 65534,
+	};
+	struct sbx_bpf b = { 0 };
+	int rc = sbx_seccomp_build(&sc, &b);
+
+	if (rc < 0)
+		return rc;
+	sbx_bpf_free(&pol->bpf);
+	pol->bpf = b;
 	return 0;
 }
 

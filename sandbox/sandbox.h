@@ -88,7 +88,15 @@ struct sbx_policy {
 
 int sbx_landlock_abi(void);
 int sbx_landlock_apply(const struct sbx_landlock_spec *s);
-int sbx_seccomp_build(int allow_af_all, struct sbx_bpf *ret);
+/* What a block's seccomp filter may allow beyond its fixed list. */
+struct sbx_seccomp_cfg {
+	int netlink_route;	/* allow socket(AF_NETLINK, *, NETLINK_ROUTE): the block has its own network namespace */
+	uint32_t uid, gid;	/* the block's own ids inside (65534): set*id/chown to anything else fail with EPERM */
+};
+/* Compile the filter (deny by default, ENOSYS) into ret->insns. */
+int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
+/* (Re)compile pol->bpf for where pol->net puts the block. */
+int sbx_policy_seccomp(struct sbx_policy *pol);
 int sbx_seccomp_apply(const struct sbx_bpf *b);
 int sbx_seccomp_available(void);
 void sbx_bpf_free(struct sbx_bpf *b);

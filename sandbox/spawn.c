@@ -516,8 +516,16 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 		p->missing |= drop;
 		/* without a namespace of their own, blocks are on the handler's
 		 * network */
-		if (drop & SBX_BIT(SBX_L_NETNS))
+		if (drop & SBX_BIT(SBX_L_NETNS)) {
 			p->pol->net = SBX_NET_HOST;
+			/* the filter let netlink route queries see a namespace
+			 * of the block's own, not the handler's network */
+			if ((p->pol->layers & SBX_BIT(SBX_L_SECCOMP)) &&
+			    sbx_policy_seccomp(p->pol) < 0) {
+				p->pol->layers &= ~SBX_BIT(SBX_L_SECCOMP);
+				p->missing |= SBX_BIT(SBX_L_SECCOMP);
+			}
+		}
 		if (!drop)
 			return rc;
 	}

@@ -196,6 +196,12 @@ def mb_ok(res, cap=256):
     return isinstance(mb, int) and mb <= cap
 
 
+def not_refused(res):
+    """an in_child() memory probe was not refused by the seccomp layer:
+    shared memory is bounded, not refused (SPEC §0)"""
+    return get(res, "out", "err") not in ("ENOSYS", "EPERM")
+
+
 def bg(fn, *a, **kw):
     return POOL.submit(fn, *a, **kw)
 
@@ -533,7 +539,8 @@ R['shm_open'] = tryf(lambda: os.open("/dev/shm/codellm-esc", os.O_CREAT | os.O_R
 R['dev_mqueue'] = tryf(lambda: os.stat("/dev/mqueue"))
 R['af_vsock'] = en(sc(41, 40, 1, 0))
 R['af_packet'] = en(sc(41, 17, 3, 0))
-R['af_netlink'] = en(sc(41, 16, 3, 0))
+R['af_netlink'] = en(sc(41, 16, 3, 9))                      # NETLINK_AUDIT
+R['af_netlink_route'] = tryf(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close())
 R['af_alg'] = en(sc(41, 38, 5, 0))
 R['af_netlink_hi'] = en(sc(41, 0x100000010, 3, 0))
 R['socketpair_netlink'] = en(sc(53, 16, 3, 0, ctypes.create_string_buffer(8)))
@@ -805,8 +812,12 @@ case(r, B.get("dev_shm") == "ENOENT" and B.get("shm_open") == "ENOENT" and B.get
      (B.get("dev_shm"), B.get("shm_open"), B.get("dev_mqueue")))
 AF = ("af_vsock", "af_packet", "af_netlink", "af_alg", "af_netlink_hi", "socketpair_netlink")
 case(r, [B.get(k) for k in AF] == ["EAFNOSUPPORT"] * len(AF) and B.get("af_unix_ok") == "ok:None",
-     "[5 side] socket(AF_VSOCK / AF_PACKET / AF_NETLINK / AF_ALG, netlink|1<<32), socketpair(netlink) → EAFNOSUPPORT",
+     "[5 side] socket(AF_VSOCK / AF_PACKET / AF_NETLINK audit / AF_ALG, netlink|1<<32), socketpair(netlink) → EAFNOSUPPORT",
      [B.get(k) for k in AF + ("af_unix_ok",)])
+NET = field(r, "codellm", "sandbox", "net")
+case(r, B.get("af_netlink_route") == ("ok:None" if NET == "own" else "EAFNOSUPPORT"),
+     "[5 side] netlink route sockets only in the block's own network namespace (here: %s)" % NET,
+     (NET, B.get("af_netlink_route")))
 case(r, B.get("keyctl_join") == "EPERM" and B.get("keyctl") == "EPERM",
      "[5 side] keyrings shared by uid: KEYCTL_GET_KEYRING_ID / JOIN_SESSION_KEYRING → EPERM",
      (B.get("keyctl"), B.get("keyctl_join")))
@@ -1476,23 +1487,21 @@ R['oom_score_adj'] = open('/proc/self/oom_score_adj').read().strip()
 '''
 r12s = LIM.run(pyblock(shm_code))
 SH = jcontent(r12s) or {}
-MEMFD_DENIED = ("memfd_create:ENOSYS", "memfd_create:EPERM")
-case(r12s, get(SH, "memfd_big", "out") == ["EFBIG", "ok:1048576"]
-     or get(SH, "memfd_big", "out", 0) in MEMFD_DENIED,
-     "[12 exhaust] memfd bomb: ftruncate(1 GiB) → EFBIG, write stops at --max-file-bytes 1M (or no memfd_create)",
+case(r12s, get(SH, "memfd_big", "out") == ["EFBIG", "ok:1048576"],
+     "[12 exhaust] memfd bomb: ftruncate(1 GiB) → EFBIG, write stops at --max-file-bytes 1M",
      SH.get("memfd_big"))
-case(r12s, SH.get("memfd_touch") == {"sig": signal.SIGBUS} or get(SH, "memfd_touch", "out") in MEMFD_DENIED,
-     "[12 exhaust] memfd mapped 1 GiB past its (empty) end: touching it → SIGBUS (or no memfd_create)",
+case(r12s, SH.get("memfd_touch") == {"sig": signal.SIGBUS},
+     "[12 exhaust] memfd mapped 1 GiB past its (empty) end: touching it → SIGBUS",
      SH.get("memfd_touch"))
-case(r12s, mb_ok(SH.get("memfd_fanout")),
-     "[12 exhaust] shared memory: 320 memfds × 1 MiB (more than --memory-max 256M) are refused",
-     SH.get("memfd_fanout"))
-case(r12s, mb_ok(SH.get("sysv_shm")),
-     "[12 exhaust] shared memory: SysV shm segments totalling 320 MiB (> --memory-max 256M) are refused",
-     SH.get("sysv_shm"))
-case(r12s, mb_ok(SH.get("shared_anon")),
+case(r12s, mb_ok(SH.get("memfd_fanout")) and not_refused(SH.get("memfd_fanout")),
+     "[12 exhaust] shared memory: 320 memfds × 1 MiB (more than --memory-max 256M) are refused "
+     "(memfd_create itself is allowed)", SH.get("memfd_fanout"))
+case(r12s, mb_ok(SH.get("sysv_shm")) and not_refused(SH.get("sysv_shm")),
+     "[12 exhaust] shared memory: SysV shm segments totalling 320 MiB (> --memory-max 256M) are refused "
+     "(shmget itself is allowed)", SH.get("sysv_shm"))
+case(r12s, mb_ok(SH.get("shared_anon")) and not_refused(SH.get("shared_anon")),
      "[12 exhaust] shared memory: MAP_SHARED|MAP_ANONYMOUS mappings touched to 320 MiB (> --memory-max 256M) "
-     "are refused", SH.get("shared_anon"))
+     "are refused (the mapping itself is allowed)", SH.get("shared_anon"))
 # Socket buffers are kernel memory no rlimit counts: only a memory cgroup
 # (the unit's MemoryMax) bounds them -- a documented residual risk. What
 # the handler guarantees here: the flood ends with the run, the answer
@@ -1501,9 +1510,9 @@ case(r12s, isinstance(get(SH, "sock_buffers", "out"), dict) and SH.get("oom_scor
      "[12 exhaust] unix socketpair buffers filled by 2 processes (%s MiB, bounded only by the unit's MemoryMax): "
      "the answer arrives and blocks run with oom_score_adj 1000" % get(SH, "sock_buffers", "out", "mb"),
      (SH.get("sock_buffers"), SH.get("oom_score_adj")))
-case(r12s, mb_ok(SH.get("sysv_msg")),
-     "[12 exhaust] kernel memory: SysV message queues holding 320 MiB (> --memory-max 256M) are refused",
-     SH.get("sysv_msg"))
+case(r12s, mb_ok(SH.get("sysv_msg")) and not_refused(SH.get("sysv_msg")),
+     "[12 exhaust] kernel memory: SysV message queues holding 320 MiB (> --memory-max 256M) are refused "
+     "(msgget itself is allowed)", SH.get("sysv_msg"))
 
 disk_code = r'''
 total = 0

@@ -290,6 +290,14 @@ for tag, rules, e, layer, missing in CASES:
             t.ok(r.status == 200 and not (in_host and sandbox_of(r).get("net") == "own"),
                  "netns: besteffort does not report net \"own\" for a block in the handler's namespace",
                  "block netns inode %s (host's: %s), reported %r" % (ino, in_host, sandbox_of(r)))
+            # the filter allows netlink route sockets only in a block's
+            # own namespace: rebuilt without them when netns is dropped
+            r = s.run(one("python", "import socket\ntry:\n"
+                          "    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close(); print('ok')\n"
+                          "except OSError as e:\n    print(e.errno)"))
+            t.ok(r.status == 200 and (content(r) or "").strip() == "97",
+                 "netns: besteffort on the handler's network refuses netlink route sockets (EAFNOSUPPORT)",
+                 repr(r)[:600])
         if tag == "utsns":
             # the report is honest: without the UTS namespace the
             # hostname is not the sandbox's
