@@ -546,19 +546,30 @@ static int init_status(int ready_fd, int status)
 
 static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 {
+	siginfo_t si;
 	int status;
-	pid_t w;
 
-	while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+	for (;;) {
+		pid_t w;
+
+		/* look before reaping: while the exited process is a zombie
+		 * its pid (and process group) cannot be reused, so what the
+		 * block left in its session is killed, never a stranger */
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			return;
+		w = si.si_pid;
+		for (size_t i = 0; i < p->n; i++)
+			if (p->pids[i] == w)
+				kill(-w, SIGKILL);
+		if (waitpid(w, &status, 0) != w)
+			return;
 		for (size_t i = 0; i < p->n; i++) {
 			if (p->pids[i] != w)
 				continue;
 			set_result(&p->res[i], init_status(p->ready_fds[i], status), f->t0);
 			p->pids[i] = -1;
 			(*live)--;
-			/* what the block left in its session dies with it, as
-			 * it does with the block's PID namespace */
-			kill(-w, SIGKILL);
 		}
 	}
 }

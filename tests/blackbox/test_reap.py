@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Reaping never signals a stranger (issue 11, item 7).
+
+When a block's first process ends, the handler kills what the block left
+in its process group (kill(-pid)). Once a pid is reaped it may be reused
+by any process on the host, so the group must be signalled while the
+exited process is still a zombie (its pid and group cannot be reused
+then), and never after. This test runs the real handler under strace
+(the handler's own system calls only, not its blocks'), through
+systemd-socket-activate --inetd (strace stands between socket-activate
+and the handler, so LISTEN_PID could not match), and checks the order:
+no kill() of a pid or its group after that pid was reaped.
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import *  # noqa: E402,F401,F403
+
+t = Tap()
+STRACE = shutil.which("strace")
+
+KILL = re.compile(r"^kill\((-?\d+), (SIG\w+)\)")
+WAIT4 = re.compile(r"^wait4\(.*\) = (\d+)")
+WAITID = re.compile(r"^waitid\(.*si_pid=(\d+).*?(WNOWAIT)?, NULL\) = 0")
+
+
+def check(trace, blocks, what):
+    """(kills of a reaped pid, kills of block groups before their reap)"""
+    reaped, late, early = set(), [], 0
+    for ln in trace.splitlines():
+        m = KILL.match(ln)
+        if m:
+            pid = abs(int(m.group(1)))
+            if pid in reaped:
+                late.append(ln)
+            elif int(m.group(1)) < 0:
+                early += 1
+            continue
+        m = WAIT4.match(ln)
+        if m and int(m.group(1)) > 0:
+            reaped.add(int(m.group(1)))
+            continue
+        m = WAITID.match(ln)
+        if m and not m.group(2):
+            reaped.add(int(m.group(1)))
+    t.ok(not late, "%s: no kill() reaches a pid (or its group) after it was reaped" % what,
+         "\n".join(late) + "\n---\n" + trace[-3000:])
+    t.ok(early >= blocks,
+         "%s: each of the %d blocks' groups was signalled before its reap (%d kills)"
+         % (what, blocks, early), trace[-3000:])
+
+
+if not STRACE:
+    t.skip("the handler's reaping order", "strace is not installed")
+    t.done()
+
+d = tempfile.mkdtemp(prefix="codellm-reap-")
+os.chmod(d, 0o755)
+wrap, log = os.path.join(d, "handler"), os.path.join(d, "trace")
+with open(wrap, "w") as f:
+    f.write("#!/bin/sh\nexec %s -qq -e trace=kill,wait4,waitid -o %s -- %s \"$@\"\n"
+            % (STRACE, log, HANDLER))
+os.chmod(wrap, 0o755)
+try:
+    # blocks that end normally, each leaving a process behind in its
+    # session: the relay reaps them one by one as they exit
+    with Server("--timeout", "20", inetd=True, handler=wrap) as s:
+        r = s.run(block("bash", "sleep 30 & echo hi") +
+                  block("python", "import sys; print(sys.stdin.read().upper())"))
+        t.ok(r.status == 200 and content(r) == "HI\n\n", "normal end: the run answers",
+             repr(r)[:500])
+    with open(log) as f:
+        check(f.read(), 2, "normal end")
+    # a run the wall timeout ends: every block is killed, then reaped
+    with Server("--timeout", "2", inetd=True, handler=wrap) as s:
+        r = s.run(block("bash", "sleep 30") + block("bash", "cat; sleep 30"))
+        t.ok(r.status == 200 and field(r, "codellm", "timed_out") is True,
+             "timeout: the run ends by its timeout", repr(r)[:500])
+    with open(log) as f:
+        check(f.read(), 2, "timeout")
+finally:
+    shutil.rmtree(d, ignore_errors=True)
+t.done()
