@@ -43,7 +43,7 @@ DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev sys
 DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
-	chromium
+	chromium strace libpython3.11-testsuite
 
 .PHONY: all run check sanitize fuzz bench bench-units install uninstall clean deps deps-check \
 	unit replay blackbox lint-man
@@ -55,6 +55,17 @@ all: $(BIN)
 
 # the debug page is assembled into the binary (.incbin)
 http/debug-page.o: http/debug-page.html
+
+# codellm-init, the blocks' clean init: freestanding (no libc, raw system
+# calls), static, a few KiB, embedded in the handler (.incbin). Built
+# with its own flags: no sanitizer, stack protector or PIE can run where
+# there is no libc to set them up.
+INIT_CFLAGS := -std=gnu11 -Os $(WARN) -Werror -ffreestanding -fno-stack-protector \
+	-fno-pie -fno-asynchronous-unwind-tables -fcf-protection=none
+INIT_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -s
+sandbox/init/codellm-init: sandbox/init/codellm-init.c
+	$(CC) $(INIT_CFLAGS) $(INIT_LDFLAGS) -o $@ $<
+sandbox/initbin.o: sandbox/init/codellm-init
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@
@@ -154,4 +165,5 @@ uninstall:
 
 clean:
 	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o ops/*.o $(UNIT_BINS) $(TEST_HELPERS) \
+		sandbox/init/codellm-init \
 		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o

@@ -76,6 +76,8 @@ struct options {
 	char *runtime_dir;
 	int debug;
 	unsigned long long max_tap_bytes;	/* ULLONG_MAX: = max_stdout_bytes */
+	unsigned long long shm_bytes;
+	unsigned long long slot_uid_base;	/* 0: runs of a root handler share a uid */
 };
 
 static struct options opt = {
@@ -94,10 +96,12 @@ static struct options opt = {
 	.workdir_bytes = 256ULL << 20,
 	.workdir_inodes = 65536,
 	.max_procs = 256,
-	.max_file_bytes = 256ULL << 20,
+	.max_file_bytes = 16ULL << 30,
 	.max_open_files = 1024,
 	.max_concurrent = 4,
 	.max_tap_bytes = ULLONG_MAX,
+	.shm_bytes = 64ULL << 20,
+	.slot_uid_base = 2147352576ULL,	/* 0x7ffe0000 */
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -137,6 +141,8 @@ static const struct opt_def opt_defs[] = {
 	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0 },
 	{ "debug", K_FLAG, &opt.debug, 0, 0 },
 	{ "max-tap-bytes", K_SIZE, &opt.max_tap_bytes, 0, SZ(1) << 32 },
+	{ "shm-bytes", K_SIZE, &opt.shm_bytes, SZ(64) << 10, SZ(1) << 40 },
+	{ "slot-uid-base", K_SIZE, &opt.slot_uid_base, 0, SZ(4294967294) - 4097 },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -257,13 +263,16 @@ static void usage(FILE *f)
 		"  --workdir-bytes N         the run's workdir tmpfs (256M)\n"
 		"  --workdir-inodes N        files in the workdir (65536)\n"
 		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
-		"  --max-file-bytes N        RLIMIT_FSIZE per block (256M)\n"
+		"  --max-file-bytes N        RLIMIT_FSIZE per block (16G)\n"
 		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
 		"  --max-concurrent N        concurrent runs across instances (4)\n"
 		"  --runtime-dir DIR         slot files ($RUNTIME_DIRECTORY or /run/codellm)\n"
 		"  --debug                   serve the debug routes and page (loopback only)\n"
 		"  --max-tap-bytes N         kept per pipeline edge by /debug/run-pipeline\n"
 		"                            (= --max-stdout-bytes)\n"
+		"  --shm-bytes N             each block's /dev/shm and SysV shared memory (64M)\n"
+		"  --slot-uid-base UID       a root handler runs slot N's blocks as UID+N\n"
+		"                            (2147352576; 0: one uid for all runs)\n"
 		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
 		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
@@ -349,6 +358,7 @@ struct ctx {
 	size_t body_len;
 	int unread;		/* bytes after the request were left unread */
 	int slot_fd;		/* the run slot held, or -1 */
+	int slot;		/* its index, or -1 */
 	struct audit au;	/* the journal record, sent at exit */
 	const char *ctype;	/* Content-Type of the answer, JSON when NULL */
 	/* a stream (SSE) in progress */
@@ -651,6 +661,23 @@ deny:
 		    "missing or incorrect API key: send Authorization: Bearer KEY");
 }
 
+/* After authentication: neither the key nor the bearer the client
+ * presented (in the head buffer, which x->head owns) stays in memory. */
+static void forget_key(struct ctx *x)
+{
+	size_t count = 0;
+	const struct http_header *h = x->head ?
+		http_find_header(&x->hr, "authorization", &count) : NULL;
+
+	if (h && h->value >= x->head && h->value + h->value_len <= x->head + x->head_used)
+		explicit_bzero(x->head + (h->value - x->head), h->value_len);
+	if (x->key) {
+		explicit_bzero(x->key, strlen(x->key));
+		free(x->key);
+		x->key = NULL;
+	}
+}
+
 static void load_key(struct ctx *x)
 {
 	char path[PATH_MAX], buf[4097];
@@ -698,9 +725,17 @@ static int method_is(const struct ctx *x, const char *m)
 	return x->hr.method_len == strlen(m) && !memcmp(x->hr.method, m, x->hr.method_len);
 }
 
-static void sandbox_config(struct sbx_config *c)
+/* A root handler's run takes its slot's own uid (THREATS.md #17); the
+ * checks without a slot (/healthz, --probe) take the one after them. */
+static void sandbox_config(struct sbx_config *c, int slot)
 {
 	memset(c, 0, sizeof *c);
+	c->run_uid = (uid_t)-1;
+	if (geteuid() == 0 && opt.slot_uid_base)
+		c->run_uid = (uid_t)(opt.slot_uid_base +
+				     (slot >= 0 ? (unsigned long long)slot : opt.max_concurrent));
+	c->share = (unsigned)opt.max_concurrent;
+	c->shm_bytes = opt.shm_bytes;
 	c->mode = opt.sandbox;
 	c->allow_network = opt.sandbox_network;
 	c->lim.memory = opt.memory_max;
@@ -734,7 +769,7 @@ static int sandbox_check(struct jbuf *b)
 	int layer = -1, ok;
 
 	sbx_probe_host(&pr);
-	sandbox_config(&cfg);
+	sandbox_config(&cfg, -1);
 	ok = sbx_run_prepare(&run, &cfg, 1, &layer, msg, sizeof msg) == 0;
 	if (ok) {
 		p.n = 1;
@@ -1237,7 +1272,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	struct resp_run srr;
 	int rc, status = 200, layer;
 
-	sandbox_config(&cfg);
+	sandbox_config(&cfg, x->slot);
 	rc = sbx_run_prepare(&run, &cfg, r->nblocks, &layer, msg, sizeof msg);
 	if (rc < 0) {
 		fprintf(stderr, "codellm: %s: sandbox unavailable: %s\n", x->id, msg);
@@ -1437,6 +1472,7 @@ static int take_slot(struct ctx *x)
 		goto unusable;
 	}
 	x->slot_fd = fd;
+	x->slot = (int)idx;
 	return 0;
 unusable:
 	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s\n", x->id,
@@ -1709,7 +1745,8 @@ static int url_decode_path(const char *t, size_t n, char *out, size_t outlen)
 
 int main(int argc, char **argv)
 {
-	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1 };
+	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1,
+			 .slot = -1 };
 	int cmd = CMD_SERVE, status = 0, head_bytes, r, auth, request_read = 0;
 	char err[512];
 
@@ -1816,6 +1853,9 @@ int main(int argc, char **argv)
 		goto out;
 	if (auth && authenticate(&x) != 0)
 		goto out;
+	/* nothing after this needs the key: no copy of it lives on in the
+	 * process whose memory the blocks' first processes start from */
+	forget_key(&x);
 	switch (r) {
 	case R_HEALTHZ: route_healthz(&x); break;
 	case R_MODELS: route_models(&x, NULL); break;

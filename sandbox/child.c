@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,15 +136,31 @@ static char **build_argv(const struct sbx_pipeline *p, size_t i, const char *cod
 	return argv;
 }
 
-static void keep_only(int a, int b)
+/* Closes every descriptor from 3 up but the `n` in keep (ascending). */
+static void keep_only(const int *keep, size_t n)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned next = 3;
 
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0U, 0);
+	for (size_t k = 0; k < n; k++) {
+		if (keep[k] < (int)next)
+			continue;
+		if ((unsigned)keep[k] > next)
+			close_range(next, (unsigned)keep[k] - 1, 0);
+		next = (unsigned)keep[k] + 1;
+	}
+	close_range(next, ~0U, 0);
+}
+
+static void sort3(int *v)
+{
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2 - i; j++)
+			if (v[j] > v[j + 1]) {
+				int t = v[j];
+
+				v[j] = v[j + 1];
+				v[j + 1] = t;
+			}
 }
 
 static int oom_first(void)
@@ -166,29 +183,73 @@ static int handler_alive(int go_fd)
 	return !(poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR)));
 }
 
+/* The program's file-system view as Landlock rights. With a root of its
+ * own: the system trees to read and run, / and /dev to list, its own
+ * devices (ptys included, with their ioctls), and /work, /tmp and
+ * /dev/shm to write. Without one (besteffort) only the run's own
+ * directories, never the host's /tmp, /dev/shm or terminals. */
+static void landlock_spec(const struct sbx_policy *pol, int root,
+			  struct sbx_landlock_spec *ll, const char **ro,
+			  const char **rw)
+{
+	static const char *const exec_paths[] = {
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
+	};
+	static const char *const dirs[] = { "/", NULL };
+	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
+	static const char *const dev_rw[] = {
+		"/dev/null", "/dev/full", "/dev/tty", "/dev/pts", NULL
+	};
+	static const char *const dev_rw_host[] = { "/dev/null", "/dev/full", NULL };
+
+	ro[0] = "/etc";
+	ro[1] = root ? SBX_IN_CODE : pol->code;
+	ro[2] = "/proc";
+	ro[3] = NULL;
+	rw[0] = root ? SBX_IN_WORK : pol->work;
+	rw[1] = root ? SBX_IN_TMP : pol->tmp;
+	rw[2] = root ? SBX_IN_SHM : NULL;
+	rw[3] = NULL;
+	*ll = (struct sbx_landlock_spec){
+		.exec_paths = exec_paths, .ro_paths = ro, .dir_paths = root ? dirs : NULL,
+		.dev_ro = dev_ro, .dev_rw = root ? dev_rw : dev_rw_host, .rw_paths = rw,
+		/* TCP only where nothing but the block's own loopback is, or
+		 * where the operator opened the network */
+		.allow_tcp = pol->net == SBX_NET_OWN || pol->allow_network,
+	};
+}
+
+/* Until the block's init has exec'd and made itself undumpable (it
+ * closes its end of this pipe then), nothing of the program may run:
+ * the init would still hold the handler's memory. */
+static int await_init(int sync_rd)
+{
+	char c;
+	ssize_t r;
+
+	do
+		r = read(sync_rd, &c, 1);
+	while (r < 0 && errno == EINTR);
+	close(sync_rd);
+	return r == 0 ? 0 : -EPROTO;
+}
+
 __attribute__((noreturn))
 static void program(const struct sbx_pipeline *p, size_t i,
-		    const struct sbx_child_fds *f, pid_t init)
+		    const struct sbx_child_fds *f, pid_t init, int sync_rd)
 {
 	const struct sbx_policy *pol = p->pol;
 	unsigned L = pol->layers;
 	int root = !!(L & SBX_BIT(SBX_L_ROOT));
 	const char *work = root ? SBX_IN_WORK : pol->work;
 	const char *code = root ? SBX_IN_CODE : pol->code;
-	static const char *const exec_paths[] = {
-		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
-	};
-	const char *ro_paths[] = { "/etc", code, "/proc", NULL };
-	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
-	static const char *const dev_rw[] = { "/dev/null", "/dev/full", NULL };
-	struct sbx_landlock_spec ll = {
-		.exec_paths = exec_paths, .ro_paths = ro_paths, .dev_ro = dev_ro,
-		.dev_rw = dev_rw, .rw_path = work, .allow_network = pol->allow_network,
-	};
+	const char *ro[4], *rw[4];
+	struct sbx_landlock_spec ll;
 	sigset_t none;
 	char **argv, **envp, go;
 	int rc;
 
+	landlock_spec(pol, root, &ll, ro, rw);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* rlimits first: they bind everything after, the program's own
@@ -202,8 +263,8 @@ static void program(const struct sbx_pipeline *p, size_t i,
 		 * still held, so before the uid change takes it */
 		if ((L & SBX_BIT(SBX_L_CAPS)) && (rc = sbx_bounding_drop()) < 0)
 			child_fail(f->ready, "caps", -rc);
-		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0)
+		if (setgroups(0, NULL) < 0 || setresgid(SBX_BLOCK_ID, SBX_BLOCK_ID, SBX_BLOCK_ID) < 0 ||
+		    setresuid(SBX_BLOCK_ID, SBX_BLOCK_ID, SBX_BLOCK_ID) < 0)
 			child_fail(f->ready, "userns", errno);
 	}
 	/* after the uid change, which clears it; the check closes the race
@@ -231,12 +292,49 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	/* seccomp last: everything above needed calls it denies */
 	if ((L & SBX_BIT(SBX_L_SECCOMP)) && (rc = sbx_seccomp_apply(&pol->bpf)) < 0)
 		child_fail(f->ready, "seccomp", -rc);
+	if ((rc = await_init(sync_rd)) < 0)
+		child_fail(f->ready, "init", -rc);
 	if (sbx_write_all(f->ready, "R", 1) < 0)
 		_exit(126);
 	/* phase two: nothing runs until the handler says so */
 	if (read(f->go_rd, &go, 1) != 1 || go != 'G')
 		_exit(126);
 	child_exec(argv, envp);
+}
+
+/* The block's init becomes codellm-init (sandbox/init/), exec'd from the
+ * run's sealed memfd: from here on PID 1 holds nothing of the handler,
+ * and its command line is its own. It keeps the ready pipe as fd 3 (the
+ * program's status goes back on it) and the sync pipe as fd 4 (closed
+ * once it is undumpable); everything else closes. */
+__attribute__((noreturn))
+static void exec_init(const struct sbx_policy *pol, pid_t prog, int ready,
+		      int sync_wr)
+{
+	char pid[16], name[] = "codellm-init", *argv[] = { name, pid, NULL };
+	char *envp[] = { NULL };
+	int r = fcntl(ready, F_DUPFD_CLOEXEC, 10), s = fcntl(sync_wr, F_DUPFD_CLOEXEC, 10);
+	int e = fcntl(pol->files.init_fd, F_DUPFD_CLOEXEC, 10);
+
+	int report = r >= 0 ? r : ready;
+
+	snprintf(pid, sizeof pid, "%d", (int)prog);
+	if (r < 0 || s < 0 || e < 0 || dup2(r, 3) != 3 || dup2(s, 4) != 4)
+		goto fail;
+	report = 3;
+	close_range(0, 2, 0);
+	if (e > 5)
+		close_range(5, (unsigned)e - 1, 0);
+	close_range((unsigned)e + 1, ~0U, 0);
+	syscall(SYS_execveat, e, "", argv, envp, AT_EMPTY_PATH);
+fail:
+	{
+		int err = errno;
+
+		/* the program must not report ready after us */
+		kill(prog, SIGKILL);
+		child_fail(report, "init", err);
+	}
 }
 
 /* The block's init: a subreaper for everything the program starts; when
@@ -257,6 +355,9 @@ static void init_wait(pid_t prog, int ready_fd)
 	sigaddset(&wait_set, SIGTERM);
 	sigaddset(&wait_set, SIGINT);
 	sigaddset(&wait_set, SIGHUP);
+	/* nothing of /proc/1 for the program: the handler's memory is
+	 * still here when the clean init could not be exec'd (besteffort) */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* the pipes must reach EOF when the program and its children
 	 * close them, not stay open here; the ready pipe carries the
 	 * program's wait status back */
@@ -315,7 +416,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	const char *layer;
 	pid_t prog, self;
 	char sync;
-	int rc;
+	int rc, keep[3], syncp[2];
 
 	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
 	 * programs expect the defaults */
@@ -337,8 +438,8 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		/* become the mapped ids (a root handler's 0 is not mapped
 		 * here): files this process makes need a mapped owner, and
 		 * capabilities stay, as no uid 0 exists in this namespace */
-		if (setresgid(65534, 65534, 65534) < 0 ||
-		    setresuid(65534, 65534, 65534) < 0)
+		if (setresgid(SBX_BLOCK_ID, SBX_BLOCK_ID, SBX_BLOCK_ID) < 0 ||
+		    setresuid(SBX_BLOCK_ID, SBX_BLOCK_ID, SBX_BLOCK_ID) < 0)
 			child_fail(f->ready, "userns", errno);
 	}
 	/* its own session: no controlling terminal to inject into
@@ -349,8 +450,13 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		child_fail(f->ready, "stdio", errno);
 	/* Everything else the handler had open (the other blocks' pipes,
 	 * the connection) goes now, before any limit on open files
-	 * applies; only the ready and go pipes stay, until exec. */
-	keep_only(f->ready, f->go_rd);
+	 * applies; only the ready and go pipes and the init's memfd stay,
+	 * until exec. */
+	keep[0] = f->ready;
+	keep[1] = f->go_rd;
+	keep[2] = pol->files.init_fd;
+	sort3(keep);
+	keep_only(keep, 3);
 	if (L & SBX_BIT(SBX_L_ROOT)) {
 		if ((rc = sbx_block_root(pol, i, &layer)) < 0)
 			child_fail(f->ready, layer, -rc);
@@ -359,6 +465,10 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	}
 	if ((L & SBX_BIT(SBX_L_UTSNS)) && sethostname("codellm", 7) < 0)
 		child_fail(f->ready, "utsns", errno);
+	/* a network namespace of its own: its loopback, nothing else */
+	if ((L & SBX_BIT(SBX_L_NETNS)) && pol->net == SBX_NET_OWN &&
+	    (rc = sbx_net_lo_up()) < 0)
+		child_fail(f->ready, "netns", -rc);
 
 	sigemptyset(&wait_set);
 	sigaddset(&wait_set, SIGCHLD);
@@ -373,11 +483,20 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		child_fail(f->ready, "pdeathsig", errno);
 	if (!handler_alive(f->go_rd))
 		_exit(126);
+	/* not close-on-exec: the exec'd init keeps the write end */
+	if (pipe2(syncp, 0) < 0)
+		child_fail(f->ready, "init", errno);
 	self = getpid();
 	prog = fork();
 	if (prog < 0)
 		child_fail(f->ready, "fork", errno);
-	if (prog == 0)
-		program(p, i, f, self);
+	if (prog == 0) {
+		close(syncp[1]);
+		program(p, i, f, self, syncp[0]);
+	}
+	close(syncp[0]);
+	if (L & SBX_BIT(SBX_L_INIT))
+		exec_init(pol, prog, f->ready, syncp[1]);
+	close(syncp[1]);
 	init_wait(prog, f->ready);
 }

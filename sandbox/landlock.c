@@ -89,24 +89,50 @@ static int add_path(int ruleset, const char *path, uint64_t access)
 	return rc;
 }
 
+/* Rights per kind of path; ioctl on device files (ABI 5) is granted on
+ * the block's own devices, so terminals (its private ptys) and isatty()
+ * answer as on the host. */
+static int add_rules(int rs, const struct sbx_landlock_spec *s, int abi)
+{
+	uint64_t all = fs_rights(abi), ro = FS_READ_FILE | FS_READ_DIR;
+	uint64_t ioctl = abi >= 5 ? FS_IOCTL_DEV : 0;
+	uint64_t dev_ro = FS_READ_FILE | ioctl;
+	uint64_t dev_rw = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | ioctl;
+	int rc = 0;
+
+	for (const char *const *p = s->exec_paths; p && *p && !rc; p++)
+		rc = add_path(rs, *p, ro | FS_EXECUTE);
+	for (const char *const *p = s->ro_paths; p && *p && !rc; p++)
+		rc = add_path(rs, *p, ro);
+	for (const char *const *p = s->dir_paths; p && *p && !rc; p++)
+		rc = add_path(rs, *p, FS_READ_DIR);
+	for (const char *const *p = s->dev_ro; p && *p && !rc; p++)
+		rc = add_path(rs, *p, dev_ro);
+	for (const char *const *p = s->dev_rw; p && *p && !rc; p++)
+		rc = add_path(rs, *p, dev_rw);
+	for (const char *const *p = s->rw_paths; p && *p && !rc; p++)
+		rc = add_path(rs, *p, all);
+	return rc;
+}
+
 int sbx_landlock_apply(const struct sbx_landlock_spec *s)
 {
 	struct ll_ruleset_attr attr = {0};
-	uint64_t all, ro, rox, dev_rw, dev_ro;
 	size_t attr_size = sizeof attr.handled_access_fs;
-	int abi = sbx_landlock_abi(), rs, rc = 0;
+	int abi = sbx_landlock_abi(), rs, rc;
 
 	if (abi < 0)
 		return abi;
 	if (abi < SBX_LANDLOCK_MIN_ABI)
 		return -ENOTSUP;
-	all = fs_rights(abi);
-	attr.handled_access_fs = all;
+	attr.handled_access_fs = fs_rights(abi);
 	if (abi >= 4) {
 		attr_size = 2 * sizeof(uint64_t);
 		/* no rule: TCP bind and connect are denied, a second wall
-		 * behind the empty network namespace */
-		if (!s->allow_network)
+		 * behind a network namespace the block shares with other
+		 * runs; in its own namespace (only its own loopback) or on
+		 * the host's network (--sandbox-network) TCP is not handled */
+		if (!s->allow_tcp)
 			attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
 	}
 	if (abi >= 6) {
@@ -118,20 +144,7 @@ int sbx_landlock_apply(const struct sbx_landlock_spec *s)
 	rs = (int)syscall(__NR_landlock_create_ruleset, &attr, attr_size, 0);
 	if (rs < 0)
 		return -errno;
-	ro = FS_READ_FILE | FS_READ_DIR;
-	rox = ro | FS_EXECUTE;
-	dev_ro = FS_READ_FILE;
-	dev_rw = FS_READ_FILE | FS_WRITE_FILE | (abi >= 3 ? FS_TRUNCATE : 0);
-	for (const char *const *p = s->exec_paths; p && *p && !rc; p++)
-		rc = add_path(rs, *p, rox);
-	for (const char *const *p = s->ro_paths; p && *p && !rc; p++)
-		rc = add_path(rs, *p, ro);
-	for (const char *const *p = s->dev_ro; p && *p && !rc; p++)
-		rc = add_path(rs, *p, dev_ro);
-	for (const char *const *p = s->dev_rw; p && *p && !rc; p++)
-		rc = add_path(rs, *p, dev_rw);
-	if (!rc && s->rw_path)
-		rc = add_path(rs, s->rw_path, all);
+	rc = add_rules(rs, s, abi);
 	if (!rc && syscall(__NR_landlock_restrict_self, rs, 0) < 0)
 		rc = -errno;
 	close(rs);

@@ -1,16 +1,16 @@
-/* Namespaces and the block's minimal root.
+/* Namespaces.
  *
  * Per request the handler enters its own user + mount namespace and
  * mounts a size- and inode-capped tmpfs on /tmp there: the run's code,
- * its workdir and the blocks' root mount points live in it, nothing
- * touches the host's disk, and removal is an unmount (no link can be
- * followed). Per block, the process created with new user, PID, mount,
- * network, IPC, UTS and cgroup namespaces builds a root from read-only
- * binds, pivots into it and detaches the old one. */
-#include <dirent.h>
+ * its workdir, its /tmp and the blocks' root mount points live in it,
+ * nothing touches the host's disk, and removal is an unmount (no link
+ * can be followed). That user namespace is also where the run's own
+ * share of the per-user kernel limits is set. Per block the handler
+ * makes an IPC namespace with bounded SysV limits, and the block's
+ * first process, created with new user, PID, mount, network, UTS and
+ * cgroup namespaces, builds its root (root.c). */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <net/if.h>
 #include <sched.h>
@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <grp.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -26,50 +29,6 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
-
-#ifndef __NR_mount_setattr
-#define __NR_mount_setattr 442
-#endif
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
-struct mount_attr {
-	unsigned long long attr_set, attr_clr, propagation, userns_fd;
-};
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-
-/* What of the host's /etc the interpreters read; anything else of /etc
- * stays out. passwd, group, hosts, hostname and nsswitch.conf are
- * written fresh instead. */
-static const char *const etc_keep[] = {
-	"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
-	"localtime", "timezone", "perl", "php", "python3", "python3.*",
-	"ruby*", "ssl", "ca-certificates", "ca-certificates.conf",
-	"mime.types", "protocols", "services", "gai.conf", "magic",
-	"magic.mime", "inputrc", NULL
-};
-
-static const char *const sys_dirs[] = {
-	"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
-};
-
-static int write_file_at(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len) {
-		close(fd);
-		return -EIO;
-	}
-	return close(fd) < 0 ? -errno : 0;
-}
 
 /* ---- the handler's own namespace for the request ----------------------- */
 
@@ -103,31 +62,28 @@ int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map)
 	return write_proc(pid, "gid_map", gid_map);
 }
 
-int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
-		   unsigned long long work_inodes, unsigned long long run_bytes,
-		   uid_t *ret_uid, gid_t *ret_gid)
+/* The unprivileged way: a one-id map of our own uid, written by a helper
+ * of the same uid from outside (a process that just entered a user
+ * namespace has no capability left in the parent). A root handler that
+ * kept its uid maps two ids: 0 and 65534. */
+static int enter_user_ns(void)
 {
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
-	char umap[64], gmap[64], opts[160];
+	char umap[64], gmap[64];
 	int sync[2], status, rc;
 	pid_t helper, self = getpid();
 	char c = 0;
 
-	memset(d, 0, sizeof *d);
-	d->root_fd = -1;
-	if (pipe2(sync, O_CLOEXEC) < 0)
-		return -errno;
-	/* Our own maps are written from outside: a process that just
-	 * entered a user namespace has no capability left in the parent,
-	 * and a root handler maps two ids (0 and 65534). */
 	if (uid == 0) {
-		snprintf(umap, sizeof umap, "0 0 1\n65534 65534 1\n");
-		snprintf(gmap, sizeof gmap, "0 0 1\n65534 65534 1\n");
+		snprintf(umap, sizeof umap, "0 0 1\n%d %d 1\n", SBX_BLOCK_ID, SBX_BLOCK_ID);
+		snprintf(gmap, sizeof gmap, "0 0 1\n%d %d 1\n", SBX_BLOCK_ID, SBX_BLOCK_ID);
 	} else {
 		snprintf(umap, sizeof umap, "0 %u 1\n", (unsigned)uid);
 		snprintf(gmap, sizeof gmap, "0 %u 1\n", (unsigned)gid);
 	}
+	if (pipe2(sync, O_CLOEXEC) < 0)
+		return -errno;
 	helper = fork();
 	if (helper < 0) {
 		rc = -errno;
@@ -149,32 +105,253 @@ int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 	if (waitpid(helper, &status, 0) != helper || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
 		rc = rc ? rc : -EPERM;
-	if (rc)
+	return rc;
+}
+
+/* Whether `id` is mapped in our user namespace's uid_map or gid_map
+ * (a root handler inside a container's namespace may not have it). */
+static int id_mapped(const char *map, unsigned long id)
+{
+	unsigned long in, out, count;
+	int found = 0;
+	FILE *f = fopen(map, "re");
+
+	if (!f)
+		return 0;
+	while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3)
+		found = id >= in && id - in < count;
+	fclose(f);
+	return found;
+}
+
+int sbx_can_become(uid_t uid)
+{
+	return id_mapped("/proc/self/uid_map", uid) && id_mapped("/proc/self/gid_map", uid);
+}
+
+int sbx_become(uid_t uid)
+{
+	int rc;
+
+	/* groups first: setgroups needs the CAP_SETGID the uid change
+	 * takes away */
+	if ((rc = sbx_drop_groups()) < 0)
+		return rc;
+	if (setresgid(uid, uid, uid) < 0)
+		return -errno;
+	if (setresuid(uid, uid, uid) < 0) {
+		rc = -errno;
+		/* still root: back to where we were, whole, or nothing
+		 * may go on */
+		if (setresgid(0, 0, 0) < 0)
+			return -ENOTRECOVERABLE;
+		return rc;
+	}
+	if (getuid() != uid || geteuid() != uid || sbx_has_groups() != 0)
+		return -EPERM;
+	/* a uid change leaves us undumpable, and our /proc/self/uid_map
+	 * would then belong to root: the helper that writes it is us */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+int sbx_has_groups(void)
+{
+	gid_t g[256], own = getegid();
+	int n = getgroups(256, g);
+
+	if (n < 0)
+		return errno == EINVAL ? 1 : -errno;
+	for (int i = 0; i < n; i++)
+		if (g[i] != own)
+			return 1;
+	return 0;
+}
+
+int sbx_drop_groups(void)
+{
+	int rc = sbx_has_groups();
+
+	/* nothing to drop (setgroups may be denied in our namespace) */
+	if (rc <= 0)
+		return rc;
+	if (setgroups(0, NULL) < 0)
+		return -errno;
+	return getgroups(0, NULL) == 0 ? 0 : -EPERM;
+}
+
+static unsigned long long read_ull(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	return n > 0 ? strtoull(buf, NULL, 10) : 0;
+}
+
+static int write_sys(const char *path, unsigned long long v)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CLOEXEC), n, rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof buf, "%llu", v);
+	if (write(fd, buf, (size_t)n) != n)
+		rc = -errno ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
+/* Per-user kernel limits count per user namespace up to the initial one,
+ * where every run of this uid meets (THREATS.md #17): the user
+ * namespace limits of the run's own namespace (its inotify instances and
+ * watches) and the rlimits its blocks' namespaces inherit as their total
+ * (queued signals, POSIX message queue bytes) are cut to 1/share, so
+ * `share` concurrent runs together never reach the uid's limit and one
+ * run cannot starve another. */
+int sbx_share_ucounts(unsigned share)
+{
+	static const struct { const char *global, *own; } lim[] = {
+		{ "/proc/sys/fs/inotify/max_user_instances", "/proc/sys/user/max_inotify_instances" },
+		{ "/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_inotify_watches" },
+	};
+	static const int rl[] = { RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE };
+	int rc;
+
+	if (share < 1)
+		share = 1;
+	for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+		unsigned long long g = read_ull(lim[i].global);
+
+		if (g == 0)
+			return -ENOENT;
+		if ((rc = write_sys(lim[i].own, g / share ? g / share : 1)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < sizeof rl / sizeof rl[0]; i++) {
+		struct rlimit r;
+
+		if (getrlimit(rl[i], &r) < 0)
+			return -errno;
+		if (r.rlim_cur != RLIM_INFINITY)
+			r.rlim_cur /= share;
+		if (r.rlim_cur > r.rlim_max)
+			r.rlim_cur = r.rlim_max;
+		r.rlim_max = r.rlim_cur;
+		if (setrlimit(rl[i], &r) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The run's tmpfs on /tmp (code, mask files, root mount points) and
+ * inside it the data tmpfs that holds the blocks' /work and /tmp,
+ * bounded together by --workdir-bytes and --workdir-inodes. */
+static int mount_run(struct sbx_rundir *d, unsigned long long work_bytes,
+		     unsigned long long work_inodes, unsigned long long run_bytes,
+		     uid_t uid, gid_t gid)
+{
+	char opts[160];
+
+	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%d,mode=0755", run_bytes, 4096);
+	if (mount("codellm-run", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return -errno;
+	snprintf(d->root, sizeof d->root, "/tmp");
+	snprintf(d->data, sizeof d->data, "/tmp/data");
+	snprintf(d->work, sizeof d->work, "/tmp/data/work");
+	snprintf(d->tmp, sizeof d->tmp, "/tmp/data/tmp");
+	snprintf(d->code, sizeof d->code, "/tmp/code");
+	snprintf(d->roots, sizeof d->roots, "/tmp/roots");
+	snprintf(d->masks, sizeof d->masks, "/tmp/masks");
+	if (mkdir(d->data, 0755) < 0 || mkdir(d->code, 0755) < 0 ||
+	    mkdir(d->roots, 0755) < 0 || mkdir(d->masks, 0755) < 0)
+		return -errno;
+	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0755,uid=%u,gid=%u",
+		 work_bytes, work_inodes, (unsigned)uid, (unsigned)gid);
+	if (mount("codellm-work", d->data, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		return -errno;
+	d->tmpfs = 1;
+	if (mkdir(d->work, 0700) < 0 || mkdir(d->tmp, 0700) < 0 ||
+	    chmod(d->tmp, 01777) < 0 || lchown(d->work, uid, gid) < 0 ||
+	    lchown(d->tmp, uid, gid) < 0)
+		return -errno;
+	d->root_fd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return d->root_fd < 0 ? -errno : 0;
+}
+
+int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
+		   unsigned long long work_inodes, unsigned long long run_bytes,
+		   uid_t *ret_uid, gid_t *ret_gid)
+{
+	int root = geteuid() == 0, rc;
+
+	memset(d, 0, sizeof *d);
+	d->root_fd = -1;
+	if ((rc = enter_user_ns()) < 0)
 		return rc;
 	/* nothing mounted below may propagate back to the host */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
-	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%d,mode=0755",
-		 run_bytes, 4096);
-	if (mount("codellm-run", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+	/* the ids the blocks map to, and own their /work and /tmp */
+	*ret_uid = root ? SBX_BLOCK_ID : 0;
+	*ret_gid = root ? SBX_BLOCK_ID : 0;
+	return mount_run(d, work_bytes, work_inodes, run_bytes, *ret_uid, *ret_gid);
+}
+
+/* SysV IPC memory is no process's: without these limits a block could
+ * fill memory with segments and queues nobody maps. A namespace made by
+ * the handler belongs to the run's user namespace, where the handler is
+ * root and may set them (a block's own one would belong to a namespace
+ * whose root is not mapped). */
+int sbx_block_ipc_ns(unsigned long long shm_bytes)
+{
+	static const char sem[] = "250 32000 32 128";
+	unsigned long long page = (unsigned long long)sysconf(_SC_PAGESIZE);
+	int fd, rc = 0;
+
+	if (unshare(CLONE_NEWIPC) < 0)
 		return -errno;
-	snprintf(d->root, sizeof d->root, "/tmp");
-	snprintf(d->work, sizeof d->work, "/tmp/work");
-	snprintf(d->code, sizeof d->code, "/tmp/code");
-	snprintf(d->roots, sizeof d->roots, "/tmp/roots");
-	if (mkdir(d->work, 0700) < 0 || mkdir(d->code, 0755) < 0 ||
-	    mkdir(d->roots, 0755) < 0)
+	if ((rc = write_sys("/proc/sys/kernel/shmmax", shm_bytes)) < 0 ||
+	    (rc = write_sys("/proc/sys/kernel/shmall", shm_bytes / page)) < 0 ||
+	    (rc = write_sys("/proc/sys/kernel/msgmni",
+			    shm_bytes / 16384 < 32000 ? shm_bytes / 16384 + 1 : 32000)) < 0)
+		return rc;
+	/* semaphore arrays: SEMMSL SEMMNS SEMOPM SEMMNI, a few hundred KiB */
+	fd = open("/proc/sys/kernel/sem", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	*ret_uid = uid == 0 ? 65534 : 0;
-	*ret_gid = uid == 0 ? 65534 : 0;
-	/* --workdir-bytes and --workdir-inodes bound the blocks' writes */
-	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%llu,mode=0700,uid=%u,gid=%u",
-		 work_bytes, work_inodes, (unsigned)*ret_uid, (unsigned)*ret_gid);
-	if (mount("codellm-work", d->work, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+	if (write(fd, sem, sizeof sem - 1) != (ssize_t)(sizeof sem - 1))
+		rc = -errno ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
+/* In the block's own network namespace, loopback up: a server and its
+ * client in one block talk as on any host; nothing else is there. */
+int sbx_net_lo_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+
+	if (fd < 0)
 		return -errno;
-	d->tmpfs = 1;
-	d->root_fd = open(d->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return d->root_fd < 0 ? -errno : 0;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		rc = -errno;
+	} else {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
 }
 
 /* ---- the shared, empty network namespace -------------------------------- */
@@ -204,214 +381,6 @@ int sbx_net_is_empty(void)
 	return empty;
 }
 
-/* ---- the block's root ---------------------------------------------------- */
-
-static int set_ro(const char *path, int recursive)
-{
-	struct mount_attr a = {
-		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-	};
-
-	/* mount_setattr only adds flags, so the flags a user namespace may
-	 * not clear (locked from the host) stay as they are */
-	if (syscall(__NR_mount_setattr, AT_FDCWD, path,
-		    recursive ? AT_RECURSIVE : 0, &a, sizeof a) < 0)
-		return -errno;
-	return 0;
-}
-
-static int bind_ro(const char *src, const char *dst, int is_dir)
-{
-	if (is_dir) {
-		if (mkdir(dst, 0755) < 0 && errno != EEXIST)
-			return -errno;
-	} else {
-		int fd = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
-
-		if (fd < 0)
-			return -errno;
-		close(fd);
-	}
-	if (mount(src, dst, NULL, MS_BIND | (is_dir ? MS_REC : 0), NULL) < 0)
-		return -errno;
-	return set_ro(dst, is_dir);
-}
-
-/* A host entry as it is: a symlink copied (usr-merged /bin -> usr/bin),
- * a directory or file bound read-only, anything absent skipped. */
-static int mirror(const char *host, const char *dst)
-{
-	struct stat st;
-	char target[PATH_MAX];
-	ssize_t n;
-
-	if (lstat(host, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISLNK(st.st_mode)) {
-		n = readlink(host, target, sizeof target - 1);
-		if (n < 0)
-			return -errno;
-		target[n] = '\0';
-		return symlink(target, dst) < 0 ? -errno : 0;
-	}
-	if (S_ISDIR(st.st_mode))
-		return bind_ro(host, dst, 1);
-	if (S_ISREG(st.st_mode))
-		return bind_ro(host, dst, 0);
-	return 0;
-}
-
-static int build_etc(const struct sbx_policy *pol)
-{
-	static const char passwd[] =
-		"root:x:0:0:root:/root:/usr/sbin/nologin\n"
-		"nobody:x:65534:65534:nobody:" SBX_IN_WORK ":/usr/sbin/nologin\n";
-	static const char group[] = "root:x:0:\nnogroup:x:65534:\n";
-	static const char hosts[] = "127.0.0.1\tlocalhost codellm\n::1\tlocalhost ip6-localhost\n";
-	DIR *dir;
-	struct dirent *e;
-	int rc;
-
-	if (mkdir("etc", 0755) < 0)
-		return -errno;
-	if ((rc = write_file_at("etc/passwd", passwd)) ||
-	    (rc = write_file_at("etc/group", group)) ||
-	    (rc = write_file_at("etc/hosts", hosts)) ||
-	    (rc = write_file_at("etc/hostname", "codellm\n")) ||
-	    (rc = write_file_at("etc/nsswitch.conf",
-				"passwd: files\ngroup: files\nhosts: files dns\n")))
-		return rc;
-	if (pol->allow_network && (rc = mirror("/etc/resolv.conf", "etc/resolv.conf")))
-		return rc;
-	dir = opendir("/etc");
-	if (!dir)
-		return -errno;
-	while ((e = readdir(dir))) {
-		char host[PATH_MAX], dst[PATH_MAX];
-
-		for (const char *const *k = etc_keep; *k; k++) {
-			if (fnmatch(*k, e->d_name, 0))
-				continue;
-			snprintf(host, sizeof host, "/etc/%s", e->d_name);
-			snprintf(dst, sizeof dst, "etc/%s", e->d_name);
-			if ((rc = mirror(host, dst)) < 0) {
-				closedir(dir);
-				return rc;
-			}
-			break;
-		}
-	}
-	closedir(dir);
-	return 0;
-}
-
-static int build_dev(void)
-{
-	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom", NULL };
-	static const char *const links[][2] = {
-		{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
-		{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
-	};
-	int rc;
-
-	if (mkdir("dev", 0755) < 0)
-		return -errno;
-	for (const char *const *n = nodes; *n; n++) {
-		char host[64], dst[64];
-		int fd;
-
-		snprintf(host, sizeof host, "/dev/%s", *n);
-		snprintf(dst, sizeof dst, "dev/%s", *n);
-		fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd < 0)
-			return -errno;
-		close(fd);
-		/* device nodes cannot be made in a user namespace: bind the
-		 * host's (no nosuid/ro: /dev/null must stay writable) */
-		if (mount(host, dst, NULL, MS_BIND, NULL) < 0)
-			return -errno;
-	}
-	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
-		char dst[32];
-
-		snprintf(dst, sizeof dst, "dev/%s", links[i][0]);
-		if (symlink(links[i][1], dst) < 0)
-			return -errno;
-	}
-	rc = 0;
-	return rc;
-}
-
-int sbx_block_root(const struct sbx_policy *pol, size_t index,
-		   const char **ret_layer)
-{
-	char newroot[PATH_MAX];
-	int rc;
-
-	*ret_layer = "mountns";
-	/* the block's mounts stay in its namespace */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return -errno;
-	*ret_layer = "root";
-	snprintf(newroot, sizeof newroot, "%s/%zu", pol->roots, index);
-	if (mount("codellm-root", newroot, "tmpfs", MS_NOSUID | MS_NODEV,
-		  "size=1m,nr_inodes=1024,mode=0755") < 0)
-		return -errno;
-	if (chdir(newroot) < 0)
-		return -errno;
-	/* Only these exist inside: /run, /tmp, /home, /var, /sys and every
-	 * host unix socket are simply not there (Landlock before ABI 9 does
-	 * not cover connect() to a pathname socket). */
-	for (const char *const *s = sys_dirs; *s; s++) {
-		char host[64];
-
-		snprintf(host, sizeof host, "/%s", *s);
-		if ((rc = mirror(host, *s)) < 0)
-			return rc;
-	}
-	if ((rc = build_etc(pol)) < 0 || (rc = build_dev()) < 0)
-		return rc;
-	if (mkdir("work", 0755) < 0 || mkdir("code", 0755) < 0 || mkdir("proc", 0555) < 0)
-		return -errno;
-	if (mount(pol->work, "work", NULL, MS_BIND, NULL) < 0)
-		return -errno;
-	if ((rc = bind_ro(pol->code, "code", 1)) < 0)
-		return rc;
-	if (pol->has_bag) {
-		char src[PATH_MAX];
-
-		/* a read-only mount: the bag cannot be changed or removed,
-		 * whoever owns the file */
-		snprintf(src, sizeof src, "%s/" SBX_BAG_NAME, pol->code);
-		if (mount(src, "work/" SBX_BAG_NAME, NULL, MS_BIND, NULL) < 0 ||
-		    set_ro("work/" SBX_BAG_NAME, 0) < 0)
-			return -errno;
-	}
-	/* A private /proc, mounted while the old root is still attached:
-	 * the kernel allows a new proc mount in a user namespace only while
-	 * a full one is visible. Read-only: /proc/sys and sysrq-trigger
-	 * cannot be written. */
-	*ret_layer = "proc";
-	if ((pol->layers & SBX_BIT(SBX_L_PROC)) &&
-	    mount("proc", "proc", "proc",
-		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) < 0)
-		return -errno;
-	*ret_layer = "root";
-	/* the root itself read-only: only /work takes writes */
-	if (mount(NULL, ".", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
-		  "size=1m,nr_inodes=1024,mode=0755") < 0)
-		return -errno;
-	/* pivot_root(".", "."): the old root ends up stacked on the new
-	 * one and is detached at once, so no path leads back to it */
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		return -errno;
-	if (umount2(".", MNT_DETACH) < 0)
-		return -errno;
-	if (chdir(SBX_IN_WORK) < 0)
-		return -errno;
-	return 0;
-}
-
 int sbx_rundir_unmount(struct sbx_rundir *d)
 {
 	int rc = 0;
@@ -422,7 +391,7 @@ int sbx_rundir_unmount(struct sbx_rundir *d)
 		close(d->root_fd);
 		d->root_fd = -1;
 	}
-	if (umount2(d->work, MNT_DETACH) < 0)
+	if (umount2(d->data, MNT_DETACH) < 0)
 		rc = -errno;
 	if (umount2(d->root, MNT_DETACH) < 0 && !rc)
 		rc = -errno;

@@ -9,7 +9,7 @@
 
 #include "sandbox/sandbox.h"
 
-static int try_userns(void)
+int sbx_userns_works(void)
 {
 	int status;
 	pid_t pid = fork();
@@ -25,7 +25,7 @@ void sbx_probe_host(struct sbx_probe *r)
 {
 	struct stat st;
 
-	r->userns = try_userns();
+	r->userns = sbx_userns_works();
 	r->landlock_abi = sbx_landlock_abi();
 	r->seccomp = sbx_seccomp_available();
 	r->cgroup2 = stat("/sys/fs/cgroup/cgroup.controllers", &st) == 0;

@@ -12,97 +12,214 @@
 
 #include "sandbox/run.h"
 
-static int fail(int layer, int err, int *ret_layer, char *msg, size_t msglen,
-		const char *what)
+struct prep {
+	int *ret_layer;
+	char *msg;
+	size_t msglen;
+};
+
+static int fail(int layer, int err, struct prep *e, const char *what)
 {
-	*ret_layer = layer;
-	snprintf(msg, msglen, "%s: %s", what, strerror(err));
+	*e->ret_layer = layer;
+	snprintf(e->msg, e->msglen, "%s: %s", what, strerror(err));
 	return -err;
+}
+
+/* A layer that cannot be applied: native refuses the run naming it;
+ * besteffort goes on without it and reports it missing. */
+static int layer_failed(struct sbx_run *run, int layer, int err, struct prep *e,
+			const char *what)
+{
+	if (run->pol.mode == SBX_NATIVE)
+		return fail(layer, err, e, what);
+	run->pol.layers &= ~SBX_BIT(layer);
+	run->missing |= SBX_BIT(layer);
+	return 0;
+}
+
+/* Where a block's network is. Without a namespace of its own a block
+ * uses the handler's: open with --sandbox-network, or the empty one
+ * shared by all runs; both only where Landlock scopes abstract unix
+ * sockets and signals (ABI 6), so a block reaches neither the host's
+ * abstract sockets (D-Bus, X11, container shims) nor other runs. */
+static int choose_network(struct sbx_run *run, const struct sbx_config *cfg,
+			  struct prep *e)
+{
+	struct sbx_policy *pol = &run->pol;
+	int abi = sbx_landlock_abi();
+
+	if (cfg->allow_network) {
+		pol->layers &= ~SBX_BIT(SBX_L_NETNS);
+		pol->net = SBX_NET_HOST;
+		if (abi >= SBX_LANDLOCK_SCOPE_ABI)
+			return 0;
+		if (cfg->mode == SBX_NATIVE)
+			return fail(SBX_L_LANDLOCK, ENOTSUP, e,
+				    "--sandbox-network needs Landlock ABI 6 or later to keep "
+				    "blocks from the host's abstract unix sockets");
+		/* besteffort: Landlock still applies what this ABI has,
+		 * and the answer says it is not whole */
+		run->missing |= SBX_BIT(SBX_L_LANDLOCK);
+	} else if (abi >= SBX_LANDLOCK_SCOPE_ABI && sbx_net_is_empty()) {
+		pol->layers &= ~SBX_BIT(SBX_L_NETNS);
+		pol->net = SBX_NET_SHARED;
+	} else {
+		pol->net = SBX_NET_OWN;
+	}
+	return 0;
+}
+
+/* The run's kernel identity (THREATS.md #17). A root handler becomes
+ * its run slot's own uid, without supplementary groups, so no per-user
+ * kernel limit is shared with another run; any other handler cannot
+ * drop supplementary groups (a block would keep what they grant) and
+ * shares its uid, so the run gets its share of the limits later, in its
+ * user namespace. Returns 1 when the run has a uid of its own. */
+static int take_identity(struct sbx_run *run, const struct sbx_config *cfg,
+			 struct prep *e)
+{
+	int rc;
+
+	if (geteuid() == 0) {
+		/* inside a namespace that does not map the slot uids (a
+		 * container's), runs share root's uid and their limits; so
+		 * do besteffort runs without user namespaces, whose run
+		 * directory is then made by root on disk */
+		if (cfg->run_uid != (uid_t)-1 && sbx_can_become(cfg->run_uid) &&
+		    (run->pol.layers & SBX_BIT(SBX_L_UCOUNTS)) &&
+		    (cfg->mode == SBX_NATIVE || sbx_userns_works())) {
+			if ((rc = sbx_become(cfg->run_uid)) == 0)
+				return 1;
+			if (rc == -ENOTRECOVERABLE)
+				return fail(SBX_L_UCOUNTS, -rc, e, "ucounts: becoming the run's own uid");
+			if ((rc = layer_failed(run, SBX_L_UCOUNTS, -rc, e,
+					       "ucounts: becoming the run's own uid")) < 0)
+				return rc;
+		}
+		if ((rc = sbx_drop_groups()) < 0)
+			return layer_failed(run, SBX_L_GROUPS, -rc, e,
+					    "groups: dropping supplementary groups");
+		return 0;
+	}
+	rc = sbx_has_groups();
+	if (rc != 0)
+		return layer_failed(run, SBX_L_GROUPS, rc < 0 ? -rc : EPERM, e,
+				    "groups: the handler has supplementary groups, which a "
+				    "non-root handler cannot drop and blocks would keep");
+	return 0;
+}
+
+/* The run's directory: a bounded tmpfs in a user namespace of the
+ * handler's own, or (besteffort, without one) a directory on disk. */
+static int make_rundir(struct sbx_run *run, const struct sbx_config *cfg,
+		       struct prep *e)
+{
+	struct sbx_policy *pol = &run->pol;
+	int rc;
+
+	if (pol->layers & SBX_BIT(SBX_L_WORKDIR)) {
+		rc = sbx_request_ns(&run->dir, cfg->workdir_bytes, cfg->workdir_inodes,
+				    cfg->run_bytes, &pol->map_uid, &pol->map_gid);
+		if (rc < 0 && (rc = layer_failed(run, SBX_L_WORKDIR, -rc, e,
+				"workdir: a bounded tmpfs in a user namespace of the handler's own")) < 0)
+			return rc;
+	}
+	if (pol->layers & SBX_BIT(SBX_L_WORKDIR))
+		return 0;
+	rc = sbx_rundir_create(&run->dir, cfg->tmp_parent);
+	if (rc < 0)
+		return fail(-1, -rc, e, "the run's directory");
+	pol->map_uid = geteuid();
+	pol->map_gid = getegid();
+	/* a root handler's blocks are the host's 65534 (mapped, or
+	 * switched to without a user namespace): the workdir and /tmp are
+	 * theirs, the code theirs to read */
+	if (cfg->mode != SBX_OFF && geteuid() == 0) {
+		pol->map_uid = SBX_BLOCK_ID;
+		pol->map_gid = SBX_BLOCK_ID;
+		if (chmod(run->dir.root, 0711) < 0 || chmod(run->dir.code, 0755) < 0 ||
+		    chmod(run->dir.masks, 0755) < 0 ||
+		    chown(run->dir.work, SBX_BLOCK_ID, SBX_BLOCK_ID) < 0)
+			return fail(-1, errno, e, "the run's directory");
+	}
+	return 0;
+}
+
+/* What the blocks' roots share: the mask files for /proc and the clean
+ * init; then the per-user limits of a run that shares its uid. */
+static int run_files(struct sbx_run *run, const struct sbx_config *cfg,
+		     int own_uid, struct prep *e)
+{
+	struct sbx_policy *pol = &run->pol;
+	int rc;
+
+	if ((pol->layers & SBX_BIT(SBX_L_PROC)) &&
+	    (rc = sbx_write_masks(run->dir.masks, cfg->lim.memory)) < 0 &&
+	    (rc = layer_failed(run, SBX_L_PROC, -rc, e, "proc: the mask files")) < 0)
+		return rc;
+	if (pol->layers & SBX_BIT(SBX_L_INIT)) {
+		pol->files.init_fd = sbx_init_memfd();
+		if (pol->files.init_fd < 0 &&
+		    (rc = layer_failed(run, SBX_L_INIT, -pol->files.init_fd, e,
+				       "init: the executable memfd of codellm-init")) < 0)
+			return rc;
+	}
+	if (own_uid || !(pol->layers & SBX_BIT(SBX_L_UCOUNTS)))
+		return 0;
+	if (!(pol->layers & SBX_BIT(SBX_L_WORKDIR)))
+		return layer_failed(run, SBX_L_UCOUNTS, ENOTSUP, e,
+				    "ucounts: needs the run's own user namespace");
+	if ((rc = sbx_share_ucounts(cfg->share)) < 0)
+		return layer_failed(run, SBX_L_UCOUNTS, -rc, e,
+				    "ucounts: the run's share of the per-user limits");
+	return 0;
 }
 
 int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 		    size_t nblocks, int *ret_layer, char *msg, size_t msglen)
 {
 	struct sbx_policy *pol = &run->pol;
-	int abi, rc;
+	struct prep e = { ret_layer, msg, msglen };
+	int own_uid = 0, rc;
 
 	memset(run, 0, sizeof *run);
 	run->dir.root_fd = -1;
 	run->code_fd = -1;
+	pol->files.init_fd = -1;
 	*ret_layer = -1;
 	pol->mode = cfg->mode;
 	pol->allow_network = cfg->allow_network;
 	pol->lim = cfg->lim;
-	if (cfg->mode == SBX_OFF) {
-		pol->layers = 0;
-		pol->net = SBX_NET_HOST;
-	} else {
-		pol->layers = SBX_ALL_LAYERS;
-		abi = sbx_landlock_abi();
-		/* Without a namespace of its own a block uses the handler's:
-		 * open with --sandbox-network, or the empty one shared by all
-		 * runs — only where Landlock scopes abstract sockets and
-		 * signals, so runs cannot reach each other through it. */
-		if (cfg->allow_network) {
-			pol->layers &= ~SBX_BIT(SBX_L_NETNS);
-			pol->net = SBX_NET_HOST;
-		} else if (abi >= 6 && sbx_net_is_empty()) {
-			pol->layers &= ~SBX_BIT(SBX_L_NETNS);
-			pol->net = SBX_NET_SHARED;
-		} else {
-			pol->net = SBX_NET_OWN;
-		}
-	}
-	if (pol->layers & SBX_BIT(SBX_L_WORKDIR)) {
-		rc = sbx_request_ns(&run->dir, cfg->workdir_bytes, cfg->workdir_inodes,
-				    cfg->run_bytes, &pol->map_uid, &pol->map_gid);
-		if (rc < 0) {
-			if (cfg->mode == SBX_NATIVE)
-				return fail(SBX_L_WORKDIR, -rc, ret_layer, msg, msglen,
-					    "workdir: a bounded tmpfs in a user namespace of the handler's own");
-			pol->layers &= ~SBX_BIT(SBX_L_WORKDIR);
-			run->missing |= SBX_BIT(SBX_L_WORKDIR);
-		}
-	}
-	if (!(pol->layers & SBX_BIT(SBX_L_WORKDIR))) {
-		rc = sbx_rundir_create(&run->dir, cfg->tmp_parent);
-		if (rc < 0)
-			return fail(-1, -rc, ret_layer, msg, msglen, "the run's directory");
-		pol->map_uid = geteuid();
-		pol->map_gid = getegid();
-		/* a root handler's blocks are the host's 65534 (mapped, or
-		 * switched to without a user namespace): the workdir is
-		 * theirs, the code theirs to read */
-		if (cfg->mode != SBX_OFF && geteuid() == 0) {
-			pol->map_uid = 65534;
-			pol->map_gid = 65534;
-			if (chmod(run->dir.root, 0711) < 0 || chmod(run->dir.code, 0755) < 0 ||
-			    chown(run->dir.work, 65534, 65534) < 0)
-				return fail(-1, errno, ret_layer, msg, msglen, "the run's directory");
-		}
-	}
+	pol->shm_bytes = cfg->shm_bytes;
+	pol->layers = cfg->mode == SBX_OFF ? 0 : SBX_ALL_LAYERS;
+	pol->net = SBX_NET_HOST;
+	if (cfg->mode != SBX_OFF &&
+	    ((rc = choose_network(run, cfg, &e)) < 0 ||
+	     (rc = own_uid = take_identity(run, cfg, &e)) < 0))
+		return rc;
+	if ((rc = make_rundir(run, cfg, &e)) < 0 ||
+	    (rc = run_files(run, cfg, own_uid, &e)) < 0)
+		return rc;
 	pol->work = run->dir.work;
+	pol->tmp = run->dir.tmp;
 	pol->code = run->dir.code;
 	pol->roots = run->dir.roots;
+	pol->files.masks = run->dir.masks;
 	for (size_t i = 0; i < nblocks && pol->roots[0]; i++) {
 		char p[400];
 
 		snprintf(p, sizeof p, "%s/%zu", pol->roots, i);
 		if (mkdir(p, 0755) < 0)
-			return fail(-1, errno, ret_layer, msg, msglen, "block root mount point");
+			return fail(-1, errno, &e, "block root mount point");
 	}
 	run->code_fd = open(run->dir.code, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (run->code_fd < 0)
-		return fail(-1, errno, ret_layer, msg, msglen, "the code directory");
+		return fail(-1, errno, &e, "the code directory");
 	if (pol->layers & SBX_BIT(SBX_L_SECCOMP)) {
 		rc = sbx_policy_seccomp(pol);
-		if (rc < 0) {
-			if (cfg->mode == SBX_NATIVE)
-				return fail(SBX_L_SECCOMP, -rc, ret_layer, msg, msglen,
-					    "seccomp: compiling the filter");
-			pol->layers &= ~SBX_BIT(SBX_L_SECCOMP);
-			run->missing |= SBX_BIT(SBX_L_SECCOMP);
-		}
+		if (rc < 0 && (rc = layer_failed(run, SBX_L_SECCOMP, -rc, &e,
+						 "seccomp: compiling the filter")) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -112,7 +229,8 @@ int sbx_policy_seccomp(struct sbx_policy *pol)
 	/* netlink route queries only where they see the block's own empty
 	 * namespace; 65534 is the block's one id inside */
 	struct sbx_seccomp_cfg sc = {
-		.netlink_route = pol->net == SBX_NET_OWN, .uid = 65534, .gid = 65534,
+		.netlink_route = pol->net == SBX_NET_OWN, .uid = SBX_BLOCK_ID,
+		.gid = SBX_BLOCK_ID,
 	};
 	struct sbx_bpf b = { 0 };
 	int rc = sbx_seccomp_build(&sc, &b);
@@ -157,6 +275,9 @@ int sbx_run_finish(struct sbx_run *run)
 	if (run->code_fd >= 0)
 		close(run->code_fd);
 	run->code_fd = -1;
+	if (run->pol.files.init_fd >= 0)
+		close(run->pol.files.init_fd);
+	run->pol.files.init_fd = -1;
 	sbx_bpf_free(&run->pol.bpf);
 	rc = sbx_rundir_unmount(&run->dir);
 	return rc;
@@ -171,7 +292,9 @@ void sbx_run_report(const struct sbx_run *run, unsigned missing_now,
 
 	jbuf_printf(b, "{\"mode\":\"%s\",\"layers\":[", sbx_mode_name(pol->mode));
 	for (int l = 0; l < SBX_L_COUNT; l++) {
-		if (!(pol->layers & SBX_BIT(l)))
+		/* a layer applied only in part (Landlock without the scoping
+		 * --sandbox-network needs) is reported missing */
+		if (!(pol->layers & SBX_BIT(l)) || (missing & SBX_BIT(l)))
 			continue;
 		jbuf_printf(b, "%s\"%s\"", first ? "" : ",", sbx_layer_name(l));
 		first = 0;

@@ -12,6 +12,9 @@ struct sbx_config {
 	unsigned long long workdir_bytes;	/* --workdir-bytes */
 	unsigned long long workdir_inodes;	/* --workdir-inodes */
 	unsigned long long run_bytes;	/* room for code and bag */
+	unsigned long long shm_bytes;	/* --shm-bytes: /dev/shm and SysV per block */
+	uid_t run_uid;			/* a root handler's uid for this run, or -1 */
+	unsigned share;			/* runs that may share the uid (--max-concurrent) */
 	const char *tmp_parent;		/* run directories without the workdir layer */
 };
 

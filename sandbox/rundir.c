@@ -34,10 +34,13 @@ int sbx_rundir_create(struct sbx_rundir *d, const char *parent)
 		goto fail;
 	d->root_fd = fd;
 	snprintf(d->work, sizeof d->work, "%s/work", d->root);
+	snprintf(d->tmp, sizeof d->tmp, "%s/tmp", d->root);
 	snprintf(d->code, sizeof d->code, "%s/code", d->root);
 	snprintf(d->roots, sizeof d->roots, "%s/roots", d->root);
+	snprintf(d->masks, sizeof d->masks, "%s/masks", d->root);
 	if (mkdirat(fd, "work", 0700) < 0 || mkdirat(fd, "code", 0700) < 0 ||
-	    mkdirat(fd, "roots", 0755) < 0)
+	    mkdirat(fd, "roots", 0755) < 0 || mkdirat(fd, "masks", 0755) < 0 ||
+	    mkdirat(fd, "tmp", 0700) < 0 || fchmodat(fd, "tmp", 01777, 0) < 0)
 		goto fail;
 	return 0;
 fail:

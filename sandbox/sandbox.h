@@ -18,11 +18,16 @@ enum sbx_mode {
 
 const char *sbx_mode_name(enum sbx_mode m);
 
-/* The confinement layers, in the order a block applies them. */
+/* The confinement layers, in the order a run applies them: the run's
+ * own user namespace and tmpfs (workdir), the handler's supplementary
+ * groups gone (groups), per-user kernel limits of the run's own
+ * (ucounts); then per block its namespaces, root, /proc, the clean init
+ * (init), and the program's own layers. */
 enum sbx_layer {
 	SBX_L_USERNS, SBX_L_PIDNS, SBX_L_MOUNTNS, SBX_L_NETNS, SBX_L_IPCNS,
-	SBX_L_UTSNS, SBX_L_CGROUPNS, SBX_L_WORKDIR, SBX_L_ROOT, SBX_L_PROC,
-	SBX_L_RLIMITS, SBX_L_NNP, SBX_L_CAPS, SBX_L_LANDLOCK, SBX_L_SECCOMP,
+	SBX_L_UTSNS, SBX_L_CGROUPNS, SBX_L_WORKDIR, SBX_L_GROUPS, SBX_L_UCOUNTS,
+	SBX_L_ROOT, SBX_L_PROC, SBX_L_INIT, SBX_L_RLIMITS, SBX_L_NNP, SBX_L_CAPS,
+	SBX_L_LANDLOCK, SBX_L_SECCOMP,
 	SBX_L_COUNT
 };
 #define SBX_BIT(l) (1u << (l))
@@ -41,10 +46,19 @@ const char *sbx_net_name(enum sbx_net n);
 /* Landlock older than this is refused: ABI 3 is the first that controls
  * truncation, so "read-only" is complete. */
 #define SBX_LANDLOCK_MIN_ABI 3
+/* The first ABI that scopes abstract unix sockets and signals: below it a
+ * block on a network namespace it does not own (--sandbox-network, or the
+ * shared empty one) could reach the host's abstract sockets. */
+#define SBX_LANDLOCK_SCOPE_ABI 6
+
+/* The block's ids inside its user namespace (SPEC §7). */
+#define SBX_BLOCK_ID 65534
 
 /* Paths inside a block's root. */
 #define SBX_IN_WORK "/work"
 #define SBX_IN_CODE "/code"
+#define SBX_IN_TMP "/tmp"
+#define SBX_IN_SHM "/dev/shm"
 #define SBX_BAG_NAME "fleet_input.json"
 
 struct sbx_limits {
@@ -64,10 +78,18 @@ struct sbx_bpf {
 struct sbx_landlock_spec {
 	const char *const *exec_paths;	/* read + execute */
 	const char *const *ro_paths;	/* read */
-	const char *const *dev_ro;	/* device files, read */
-	const char *const *dev_rw;	/* device files, read + write */
-	const char *rw_path;		/* the workdir: everything */
-	int allow_network;
+	const char *const *dir_paths;	/* list directories only (/) */
+	const char *const *dev_ro;	/* device files, read (+ ioctl) */
+	const char *const *dev_rw;	/* device files, read + write (+ ioctl) */
+	const char *const *rw_paths;	/* the workdir, /tmp, /dev/shm: everything */
+	int allow_tcp;			/* the block's own or the host's network */
+};
+
+/* Files of the run that every block's root uses: the clean init and the
+ * contents that mask global /proc files (sbx_run_prepare makes them). */
+struct sbx_run_files {
+	int init_fd;			/* sealed memfd holding codellm-init, or -1 */
+	const char *masks;		/* directory of the /proc mask files */
 };
 
 /* What a run applies. The handler fills it once per request. */
@@ -83,7 +105,10 @@ struct sbx_policy {
 	const char *work;		/* handler's view of the run's directories */
 	const char *code;
 	const char *roots;		/* per-block root mount points */
+	const char *tmp;		/* handler's view of the run's /tmp */
 	int has_bag;			/* code/fleet_input.json exists */
+	unsigned long long shm_bytes;	/* each block's /dev/shm and SysV shm */
+	struct sbx_run_files files;
 };
 
 int sbx_landlock_abi(void);
@@ -101,6 +126,9 @@ int sbx_seccomp_apply(const struct sbx_bpf *b);
 int sbx_seccomp_available(void);
 void sbx_bpf_free(struct sbx_bpf *b);
 int sbx_rlimits_apply(const struct sbx_limits *l);
+/* The calling process's own supplementary groups other than its gid:
+ * 1 when it has any, 0 when none, -errno. */
+int sbx_has_groups(void);
 int sbx_caps_drop(void);
 int sbx_bounding_drop(void);
 int sbx_net_is_empty(void);
@@ -117,19 +145,45 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 struct sbx_rundir {
 	char root[256];
 	char work[300];
+	char tmp[300];
 	char code[300];
 	char roots[300];
+	char masks[300];
+	char data[300];
 	int root_fd;
 	int tmpfs;		/* lives in the handler's mount namespace */
 };
 
 int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
 /* Enter a user + mount namespace of the handler's own and mount the
- * run's tmpfs (workdir bounded in bytes and inodes) on /tmp there;
- * returns the ids the blocks map to. */
+ * run's tmpfs there: its code, its mask files, and the blocks' /work
+ * and /tmp (bounded in bytes and inodes together); returns the ids the
+ * blocks map to. */
 int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 		   unsigned long long work_inodes, unsigned long long run_bytes,
 		   uid_t *ret_uid, gid_t *ret_gid);
+/* A root handler becomes `uid` (its run slot's own), with no
+ * supplementary groups, before it makes the run's user namespace: the
+ * run's per-user kernel limits are then its own (THREATS.md #17). */
+int sbx_become(uid_t uid);
+/* Whether our user namespace maps `uid` (as uid and gid). */
+int sbx_can_become(uid_t uid);
+/* Drop every supplementary group other than our gid, if there are any
+ * (needs CAP_SETGID then). */
+int sbx_drop_groups(void);
+/* In the run's user namespace, when runs share one uid: 1/share of the
+ * per-user kernel limits for this run (inotify, queued signals, POSIX
+ * message queues). */
+int sbx_share_ucounts(unsigned share);
+/* A fresh IPC namespace for the next block, owned by the run's user
+ * namespace so the handler can bound its SysV limits (--shm-bytes). */
+int sbx_block_ipc_ns(unsigned long long shm_bytes);
+/* Loopback up in the calling process's (own) network namespace. */
+int sbx_net_lo_up(void);
+/* The sealed, execute-only memfd holding codellm-init. */
+int sbx_init_memfd(void);
+/* Write the files that mask host-wide /proc entries into `dir`. */
+int sbx_write_masks(const char *dir, unsigned long long memory);
 /* Remove the run directory: unmount the tmpfs, or remove the tree. */
 int sbx_rundir_unmount(struct sbx_rundir *d);
 /* Write a file below `dirfd` with O_EXCL|O_NOFOLLOW and `mode`. */
@@ -150,6 +204,8 @@ struct sbx_probe {
 	int net_empty;		/* the handler's network namespace is empty */
 };
 void sbx_probe_host(struct sbx_probe *r);
+/* A child can create a user namespace (one fork, one unshare). */
+int sbx_userns_works(void);
 
 /* Kill and reap every descendant of the calling process (which must be
  * a child subreaper), however deep or setsid'd. */

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -218,22 +219,38 @@ static void free_fds(struct sbx_pipeline *p, struct sbx_relay *f)
 	free(f);
 }
 
+/* Block 0's stdin: /dev/null, or the stdin message in a sealed memfd
+ * (any size, no pipe to feed, nothing on disk), opened again read-only:
+ * the block can read and seek it, never write or grow it — shared memory
+ * no limit would count (THREATS.md #18). */
 static int stdin_fd(const struct sbx_pipeline *p)
 {
-	int fd;
+	char path[64];
+	int fd, ro;
 
 	if (p->stdin_len == 0)
 		return open("/dev/null", O_RDONLY | O_CLOEXEC);
-	/* a memfd: any size, no pipe to feed, nothing on disk */
-	fd = memfd_create("codellm-stdin", MFD_CLOEXEC);
+	fd = memfd_create("codellm-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
 	if (sbx_write_all(fd, p->stdin_data, p->stdin_len) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+		  F_SEAL_SEAL) < 0) {
 		close(fd);
 		return -1;
 	}
-	return fd;
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	close(fd);
+	return ro;
+}
+
+/* The block's stdio pipes belong to the handler's uid, mode 0600; a
+ * block whose uid differs could not open /dev/stdout or /dev/stderr
+ * again. Only the block's own processes can reach them. */
+static void open_to_block(int fd)
+{
+	fchmod(fd, 0666);
 }
 
 static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
@@ -249,8 +266,8 @@ static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
 
 static const char *const layer_names[SBX_L_COUNT] = {
 	"userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
-	"workdir", "root", "proc", "rlimits", "no_new_privs", "caps",
-	"landlock", "seccomp",
+	"workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
+	"no_new_privs", "caps", "landlock", "seccomp",
 };
 
 const char *sbx_layer_name(int layer)
@@ -336,6 +353,10 @@ static int start_once(struct sbx_pipeline *p)
 {
 	const struct sbx_policy *pol = p->pol;
 	unsigned long flags = clone_flags(pol);
+	/* where the handler is root in the run's user namespace, it makes
+	 * each block's IPC namespace itself, with bounded SysV limits */
+	int own_ipc = (pol->layers & SBX_BIT(SBX_L_IPCNS)) &&
+		      (pol->layers & SBX_BIT(SBX_L_WORKDIR));
 	struct sbx_relay *f;
 	int go[2], in = -1;
 
@@ -370,12 +391,22 @@ static int start_once(struct sbx_pipeline *p)
 		close(go[0]);
 		return start_fail(p, f, "stdin", errno);
 	}
+	if (own_ipc)
+		flags &= ~(unsigned long)CLONE_NEWIPC;
 	for (size_t i = 0; i < p->n; i++) {
 		int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, readyp[2] = { -1, -1 },
 		    nextp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, e;
 		struct sbx_child_fds cf;
 		pid_t pid;
 
+		if (own_ipc && (e = sbx_block_ipc_ns(pol->shm_bytes)) < 0) {
+			close_fd(&in);
+			close(go[0]);
+			p->error_layer = SBX_L_IPCNS;
+			snprintf(p->error, sizeof p->error, "block %zu: ipcns: %s", i,
+				 strerror(-e));
+			return start_fail(p, f, "ipcns", -e);
+		}
 		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
 		    pipe2(readyp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
 		    (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0)) {
@@ -391,6 +422,8 @@ static int start_once(struct sbx_pipeline *p)
 			close(go[0]);
 			return start_fail(p, f, "pipe", e);
 		}
+		open_to_block(outp[1]);
+		open_to_block(errp[1]);
 		cf = (struct sbx_child_fds){
 			.in = in, .out = outp[1], .err = errp[1], .ready = readyp[1],
 			.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
@@ -447,6 +480,10 @@ static int start_once(struct sbx_pipeline *p)
 		close(syncp[1]);
 	}
 	close(go[0]);
+	/* the handler lets go of the last block's IPC namespace: it ends
+	 * with that block */
+	if (own_ipc)
+		unshare(CLONE_NEWIPC);
 
 	/* Every block reports its setup, or why it failed, before any runs. */
 	for (size_t i = 0; i < p->n; i++) {

@@ -276,6 +276,8 @@ class Server:
         keep = os.environ.get("CODELLM_KEEP_TMP")
         if not keep:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if getattr(self, "wrap_dir", None):
+                shutil.rmtree(self.wrap_dir, ignore_errors=True)
 
     def log_text(self):
         try:
@@ -373,23 +375,26 @@ def dig(v, *path):
 def field(r, *path):
     return dig(r.json, *path)
 
-def unprivileged_server(*args, **kw):
-    """A Server whose handler runs as nobody (when the tests run as root),
-    so permission bits bind the handler and its blocks as in a real
-    deployment."""
+def unprivileged_server(*args, uid=NOBODY, groups=(), **kw):
+    """A Server whose handler runs as `uid` (nobody by default; gid the
+    same) when the tests run as root, with the supplementary `groups`
+    given (none by default), so permission bits bind the handler and its
+    blocks as in a real deployment (the shipped unit runs as a system
+    user without capabilities)."""
     if os.geteuid() != 0:
         return Server(*args, **kw)
     wrap_dir = tempfile.mkdtemp(prefix="codellm-wrap-")
     os.chmod(wrap_dir, 0o755)
     wrapper = os.path.join(wrap_dir, "handler")
+    grp = ("--groups=" + ",".join(str(g) for g in groups)) if groups else "--clear-groups"
     with open(wrapper, "w") as f:
-        f.write("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %s \"$@\"\n"
-                % (NOBODY, NOBODY, HANDLER))
+        f.write("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d %s -- %s \"$@\"\n"
+                % (uid, uid, grp, HANDLER))
     os.chmod(wrapper, 0o755)
     s = Server(*args, handler=wrapper, **kw)
     os.chmod(s.tmp, 0o711)
-    os.chown(s.runs, NOBODY, NOBODY)
-    os.chown(s.keyfile, NOBODY, NOBODY)
+    os.chown(s.runs, uid, uid)
+    os.chown(s.keyfile, uid, uid)
     s.wrap_dir = wrap_dir
     return s
 

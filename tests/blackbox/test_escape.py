@@ -19,6 +19,7 @@ counts as a failure, never as a silent pass.
 import atexit
 import concurrent.futures
 import json
+import re
 import os
 import shutil
 import signal
@@ -39,8 +40,8 @@ T_START = time.time()
 U = "%06d" % (os.getpid() % 1000000)
 SECRET = "s3cr3t-" + U + "-e1b0f7"
 ALL_LAYERS = ["userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
-              "workdir", "root", "proc", "rlimits", "no_new_privs", "caps",
-              "landlock", "seccomp"]
+              "workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
+              "no_new_privs", "caps", "landlock", "seccomp"]
 POOL = concurrent.futures.ThreadPoolExecutor(max_workers=8)
 
 # errno numbers (x86-64 Linux), as the blocks report them by name
@@ -256,29 +257,57 @@ class HWM:
 
 # ---- servers --------------------------------------------------------------------------
 
+# Which handler the battery attacks: root (what `make run` as root starts;
+# each run then gets its slot's own uid) or, with CODELLM_ESCAPE_AS=nonroot,
+# a system user without capabilities or supplementary groups, as the
+# shipped unit runs it (runs then share that uid). make check runs both.
+AS_NONROOT = os.environ.get("CODELLM_ESCAPE_AS") == "nonroot"
+ESC_UID = 4244
+if AS_NONROOT and os.geteuid() != 0:
+    t.skip("escape battery against a non-root handler", "the tests must run as root to start one")
+    t.done()
+
+
+def mkserver(*args, **kw):
+    if AS_NONROOT:
+        return unprivileged_server(*args, uid=ESC_UID, **kw)
+    return Server(*args, **kw)
+
+
 creds = tempfile.mkdtemp(prefix="codellm-esc-creds-")
 with open(os.path.join(creds, "api-key"), "w") as f:
     f.write(KEY + "\n")
+if AS_NONROOT:
+    # as LoadCredential= does: the service's user reads its credentials
+    os.chown(creds, ESC_UID, ESC_UID)
+    os.chown(os.path.join(creds, "api-key"), ESC_UID, ESC_UID)
 # the key comes from $CREDENTIALS_DIRECTORY/api-key (no --api-key-file on
 # the command line), beside a secret in the environment and the variables
 # systemd sets; it serves the debug routes too (--debug), so the port the
 # blocks try in class 14 is a live service and debug port at once
-MAIN = Server("--timeout", "20", "--debug", key=False, sandbox="native",
+MAIN = mkserver("--timeout", "20", "--debug", key=False, sandbox="native",
               env={"SECRET_TOKEN": SECRET, "CREDENTIALS_DIRECTORY": creds,
                    "INVOCATION_ID": "0123456789abcdef" + U, "CODELLM_MAX_BLOCKS": "16"})
-LIM = Server("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "--memory-max", "256M",
-             "--workdir-bytes", "8M", "--workdir-inodes", "200", "--max-stdout-bytes", "1M",
-             "--max-file-bytes", "1M")
-KILLSRV = Server("--timeout", "30", sandbox="native")
+LIM = mkserver("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "--memory-max", "256M",
+               "--workdir-bytes", "8M", "--workdir-inodes", "200", "--max-stdout-bytes", "1M",
+               "--max-file-bytes", "1M")
+KILLSRV = mkserver("--timeout", "30", sandbox="native")
 # the wall timeout cases: --timeout 3
-T3 = Server("--timeout", "3", "--max-stdout-bytes", "1M", sandbox="native")
-for srv in (MAIN, LIM, KILLSRV, T3):
+T3 = mkserver("--timeout", "3", "--max-stdout-bytes", "1M", sandbox="native")
+# shared memory, each kind held to its own bound (class 12/18)
+SHM = mkserver("--timeout", "20", "--sandbox", "native", "--memory-max", "256M",
+               "--address-space-max", "1G", "--max-file-bytes", "1M", "--shm-bytes", "16M",
+               "--max-open-files", "64")
+# per-user kernel limits between concurrent runs (class 17): 4 slots
+UC = mkserver("--timeout", "20", "--sandbox", "native", "--max-concurrent", "4")
+SERVERS = (MAIN, LIM, KILLSRV, T3, SHM, UC)
+for srv in SERVERS:
     srv.start()
 
 
 def _cleanup():
     """also when the file dies half-way: no socket-activate or temp dir left"""
-    for srv in (MAIN, LIM, KILLSRV, T3):
+    for srv in SERVERS:
         if srv.proc is not None and srv.proc.poll() is None:
             srv.stop()
     shutil.rmtree(creds, ignore_errors=True)
@@ -299,7 +328,8 @@ R['seccomp'] = st.get("Seccomp", "").strip()
 R['pidns_init'] = os.getppid() == 1
 """
 guard_ok = True
-for name, srv in (("MAIN", MAIN), ("LIM", LIM), ("KILLSRV", KILLSRV), ("T3", T3)):
+for name, srv in (("MAIN", MAIN), ("LIM", LIM), ("KILLSRV", KILLSRV), ("T3", T3), ("SHM", SHM),
+                  ("UC", UC)):
     rg_ = srv.run(pyblock(GUARD))
     G = jcontent(rg_) or {}
     sbg = field(rg_, "codellm", "sandbox") or {}
@@ -310,7 +340,7 @@ for name, srv in (("MAIN", MAIN), ("LIM", LIM), ("KILLSRV", KILLSRV), ("T3", T3)
                      "/work, seccomp, PID ns), missing []" % name, diag_of(rg_, G))
 if not guard_ok:
     print("Bail out! a block is not sandboxed: the escape probes would hit the host")
-    for srv in (MAIN, LIM, KILLSRV, T3):
+    for srv in SERVERS:
         srv.stop()
     shutil.rmtree(creds, ignore_errors=True)
     sys.exit(1)
@@ -456,8 +486,17 @@ R['tiocsti_libc'] = tryf(lambda: fcntl.ioctl(1, TIOCSTI, b"x"))
 R['fionread'] = en(sc(16, 1, 0x541B, ctypes.byref(ctypes.c_int())))   # control: ioctl itself works
 R['dev_tty'] = tryf(lambda: os.open("/dev/tty", os.O_RDWR))
 R['ctermid'] = tryf(lambda: os.open(os.ctermid(), os.O_RDWR))
-R['openpty'] = tryf(os.openpty)
-R['ptmx'] = tryf(lambda: os.open("/dev/ptmx", os.O_RDWR))
+def pty_probe():
+    """the block's own pseudo-terminal: a new devpts instance that holds
+    nothing else, and TIOCSTI refused on it too"""
+    m, sl = os.openpty()
+    try:
+        return [os.ttyname(sl), sorted(os.listdir("/dev/pts")), en(sc(16, sl, TIOCSTI, ch)),
+                en(sc(16, m, TIOCSTI, ch))]
+    finally:
+        os.close(m)
+        os.close(sl)
+R['pty'] = tryf(pty_probe)
 R['isatty'] = [os.isatty(fd) for fd in (0, 1, 2)]
 st = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
 R['tty_nr'] = int(st[4])
@@ -472,6 +511,18 @@ R['int80_getpid'] = in_child(lambda: machine_code(INT80_GETPID)())
 R['io_uring_setup'] = en(sc(425, 8, ctypes.create_string_buffer(120)))
 R['io_uring_enter'] = en(sc(426, 0, 1, 1, 0, 0, 0))
 R['io_uring_register'] = en(sc(427, 0, 0, 0, 0))
+# the filter denies by default: a call it does not name is ENOSYS, also
+# every call newer than its list; personality only PER_LINUX and the query
+READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE = 0x0400000, 0x0040000
+R['personality'] = [en(sc(135, 0xffffffff)), en(sc(135, READ_IMPLIES_EXEC)),
+                    en(sc(135, ADDR_NO_RANDOMIZE)), en(sc(135, 0x0008)),
+                    en(sc(135, (1 << 32) | READ_IMPLIES_EXEC)), en(sc(135, 1 << 32))]
+R['personality_now'] = sc(135, 0xffffffff)
+R['unlisted'] = {"modify_ldt": en(sc(154, 0, 0, 0)), "memfd_secret": en(sc(447, 0)),
+                 "open_tree_attr": en(sc(467, -100, ctypes.c_char_p(b"/"), 0, 0, 0)),
+                 "lsm_get_self_attr": en(sc(459, 0, 0, 0, 0)), "statmount": en(sc(457, 0, 0, 0, 0)),
+                 "nr_500": en(sc(500)), "nr_1000": en(sc(1000)), "vhangup": en(sc(153)),
+                 "syslog": en(sc(103, 3, 0, 0))}
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x20000, 0x10000000, 0x40000000, 0x20000000
 def clone3(flags):
     args = ctypes.create_string_buffer(struct.pack("11Q", flags, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0), 88)
@@ -550,7 +601,9 @@ R['syslog'] = en(sc(103, 3, buf, 64))
 
 # ---- 5 side channels (in-block parts)
 R['dev_shm'] = tryf(lambda: os.stat("/dev/shm"))
-R['shm_open'] = tryf(lambda: os.open("/dev/shm/codellm-esc", os.O_CREAT | os.O_RDWR, 0o600))
+R['dev_shm_own'] = [oct(stat.S_IMODE(os.stat("/dev/shm").st_mode)), os.listdir("/dev/shm"),
+                    os.stat("/dev/shm").st_dev != os.stat("/work").st_dev]
+R['shm_open'] = tryf(lambda: os.close(os.open("/dev/shm/codellm-esc", os.O_CREAT | os.O_RDWR, 0o600)))
 R['dev_mqueue'] = tryf(lambda: os.stat("/dev/mqueue"))
 R['af_vsock'] = en(sc(41, 40, 1, 0))
 R['af_packet'] = en(sc(41, 17, 3, 0))
@@ -568,7 +621,9 @@ for p in ("/run/systemd/private", "/run/systemd/journal/socket", "/var/run/docke
     R['path:' + p] = tryf(lambda: os.stat(p))
     R['connect:' + p] = connect_err(socket.AF_UNIX, p)
 R['root_entries'] = {d: tryf(lambda: os.lstat("/" + d)) for d in
-                     ("run", "tmp", "home", "var", "sys", "root", "mnt", "srv", "opt", "boot", "media")}
+                     ("run", "home", "var", "sys", "root", "mnt", "srv", "opt", "boot", "media")}
+st_tmp, st_work = os.stat("/tmp"), os.stat("/work")
+R['tmp_own'] = [oct(stat.S_IMODE(st_tmp.st_mode)), st_tmp.st_dev == st_work.st_dev, os.listdir("/tmp")]
 R['root_present'] = {d: os.path.lexists("/" + d) for d in ("usr", "etc", "dev", "proc", "work", "code")}
 
 # ---- 8 leaked descriptors
@@ -632,6 +687,15 @@ R['capset_all'] = en(sc(126, ctypes.create_string_buffer(struct.pack("Ii", 0x200
                         ctypes.create_string_buffer(struct.pack("6I", *([0xffffffff] * 6)))))
 R['uid_map_write'] = tryf(lambda: open("/proc/self/uid_map", "w").write("0 0 1\n"))
 R['usr_mount'] = [l for l in open("/proc/self/mountinfo").read().splitlines() if " /usr " in l]
+# the system trees are read-write binds kept read-only by ownership and
+# Landlock: every write fails with the errno an unprivileged host user sees
+R['usr_writes'] = [tryf(lambda: open("/usr/codellm-x", "w")),
+                   tryf(lambda: os.unlink("/usr/codellm-missing")),
+                   tryf(lambda: os.open("/usr/bin/env", os.O_WRONLY)),
+                   tryf(lambda: os.chmod("/usr/bin/env", 0o4777)),
+                   tryf(lambda: os.utime("/usr/bin/env", (0, 0))),
+                   tryf(lambda: os.rename("/usr/bin/env", "/usr/bin/env2")),
+                   tryf(lambda: os.mkfifo("/usr/codellm-fifo"))]
 
 # ---- 11 network
 R['net_dev'] = [l.split(":")[0].strip() for l in open("/proc/net/dev").read().splitlines()[2:]]
@@ -659,17 +723,42 @@ def udp(addr):
         return "ok:%%d" %% u.sendto(b"\0" * 12, addr)
     finally:
         u.close()
-R['udp_resolver'] = tryf(lambda: udp(("127.0.0.53", 53)))
-R['udp_lo'] = tryf(lambda: udp(("127.0.0.1", 53)))
+def dns_query(addr):
+    """a DNS query and the answer, if anything answers within 1 s"""
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.settimeout(1.0)
+    try:
+        u.sendto(b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+                 b"\x07example\x03com\x00\x00\x01\x00\x01", addr)
+        return "answer:%%r" %% (u.recv(512)[:12],)
+    except socket.timeout:
+        return "TIMEOUT"
+    finally:
+        u.close()
+R['udp_resolver'] = tryf(lambda: dns_query(("127.0.0.53", 53)))
+R['udp_lo'] = tryf(lambda: dns_query(("127.0.0.1", 53)))
+# a datagram to a port a process of the test listens on, on the host's
+# loopback: it lands on the block's own loopback, where nobody listens
+R['udp_host_listener'] = tryf(lambda: udp(("127.0.0.1", @UDP_PORT@)))
 R['resolv_conf'] = os.path.exists("/etc/resolv.conf")
 R['raw_inet'] = en(sc(41, 2, 3, 1))        # AF_INET SOCK_RAW ICMP
 R['raw_inet6'] = en(sc(41, 10, 3, 58))
 R['packet'] = en(sc(41, 17, 3, 0x0300))
-def bind_listen():
+def own_loopback():
+    """listen on the handler's own port number (taken on the host, free
+    on the block's own loopback) and reach it: a server and its client in
+    one block, nothing of the host"""
     b = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    b.bind(("0.0.0.0", 8080))
+    b.bind(("127.0.0.1", PORT))
     b.listen(1)
-R['tcp_bind'] = tryf(bind_listen)
+    c = socket.create_connection(("127.0.0.1", PORT), timeout=2)
+    a, _ = b.accept()
+    a.sendall(b"own")
+    got = c.recv(3)
+    for x in (a, b, c):
+        x.close()
+    return got.decode()
+R['tcp_own_loopback'] = tryf(own_loopback)
 
 # ---- 13 kernel information
 R['kallsyms'] = tryf(lambda: sorted(set(l.split()[0] for l in open("/proc/kallsyms").read(1 << 20).splitlines()[:-1])))
@@ -720,6 +809,9 @@ R['ll_write_root'] = tryf(lambda: open("/x", "w"))
 R['ll_read_etc'] = tryf(lambda: len(os.listdir("/etc")) > 0)                 # control
 R['ll_write_work'] = tryf(lambda: open("ok", "w").write("ok"))                # control: the workdir
 ''' % (MAIN.port, creds)
+UDP_HOST = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+UDP_HOST.bind(("127.0.0.1", 0))
+big_code = big_code.replace("@UDP_PORT@", str(UDP_HOST.getsockname()[1]))
 
 # the big probe and the SIGSYS blocks run while the slow cases do
 F_BIG = bg(MAIN.run, pyblock(big_code))
@@ -742,10 +834,12 @@ case(r, B.get("tioclinux") == ["EPERM"] * 6,
 case(r, B.get("tiocsti_libc") == "EPERM" and B.get("fionread") == "ok:0",
      "[1 tty] fcntl.ioctl(1, TIOCSTI) → EPERM while an ordinary ioctl (FIONREAD) works",
      (B.get("tiocsti_libc"), B.get("fionread")))
-case(r, B.get("dev_tty") == "ENOENT" and B.get("ctermid") == "ENOENT" and B.get("openpty") == "ENOENT"
-     and B.get("ptmx") == "ENOENT" and B.get("isatty") == [False] * 3,
-     "[1 tty] no terminal to reach: /dev/tty, ctermid(), /dev/ptmx, openpty() → ENOENT; fds 0-2 are not ttys",
-     {k: B.get(k) for k in ("dev_tty", "ctermid", "openpty", "ptmx", "isatty")})
+case(r, B.get("dev_tty") == "ENXIO" and B.get("ctermid") == "ENXIO" and B.get("isatty") == [False] * 3,
+     "[1 tty] no terminal to reach: /dev/tty and ctermid() → ENXIO (no controlling terminal); fds 0-2 are not ttys",
+     {k: B.get(k) for k in ("dev_tty", "ctermid", "isatty")})
+case(r, B.get("pty") == "ok:" + repr(["/dev/pts/0", ["0", "ptmx"], "EPERM", "EPERM"]),
+     "[1 tty] openpty() gives the block's own pty: /dev/pts/0 of a devpts holding nothing else, "
+     "TIOCSTI on it → EPERM", B.get("pty"))
 case(r, B.get("tty_nr") == 0 and B.get("sid", [0])[0] == 1 and B.get("sid", [0, 0, 0])[2] == 1
      and B.get("tiocsctty") in ("ENOTTY", "EPERM"),
      "[1 tty] no controlling tty (tty_nr 0), session led by the block's init (getsid 1), TIOCSCTTY fails",
@@ -764,6 +858,16 @@ case(r, B.get("int80_getpid") == {"sig": INT80_SIG},
 case(r, (B.get("io_uring_setup"), B.get("io_uring_enter"), B.get("io_uring_register")) == ("EPERM",) * 3,
      "[3 seccomp] io_uring_setup / io_uring_enter / io_uring_register → EPERM",
      (B.get("io_uring_setup"), B.get("io_uring_enter"), B.get("io_uring_register")))
+case(r, B.get("personality") == ["ok:0", "EPERM", "EPERM", "EPERM", "EPERM", "EPERM"]
+     and B.get("personality_now") == 0,
+     "[3 seccomp] personality: the query answers PER_LINUX; READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, "
+     "PER_LINUX32 and values with high bits set → EPERM",
+     (B.get("personality"), B.get("personality_now")))
+un = B.get("unlisted") or {}
+case(r, un and all(v == "ENOSYS" for k, v in un.items() if k not in ("vhangup", "syslog"))
+     and un.get("vhangup") == "EPERM" and un.get("syslog") == "EPERM",
+     "[3 seccomp] deny by default: modify_ldt, memfd_secret, open_tree_attr, lsm_get_self_attr, "
+     "statmount and unknown numbers 500/1000 → ENOSYS (vhangup, syslog: EPERM)", un)
 case(r, get(B, "clone3_plain", "out") == "ENOSYS" and get(B, "clone3_newuser", "out") == "ENOSYS"
      and B.get("subprocess_ok") == 0,
      "[3 seccomp] clone3 (plain and CLONE_NEWUSER) → ENOSYS; subprocess still works via clone",
@@ -822,9 +926,11 @@ case(r, B.get("unshare_bin") not in (None, "ok:0") and B.get("syslog") == "EPERM
      (B.get("unshare_bin"), B.get("syslog")))
 
 # ---- 5 side channels (in-block) -----------------------------------------------------------
-case(r, B.get("dev_shm") == "ENOENT" and B.get("shm_open") == "ENOENT" and B.get("dev_mqueue") == "ENOENT",
-     "[5 side] /dev/shm and /dev/mqueue absent, shm_open-style create → ENOENT",
-     (B.get("dev_shm"), B.get("shm_open"), B.get("dev_mqueue")))
+case(r, B.get("dev_shm_own") == ["0o1777", [], True] and B.get("shm_open") == "ok:None"
+     and B.get("dev_mqueue") == "ENOENT",
+     "[5 side] /dev/shm is the block's own tmpfs (mode 1777, empty at start, not the workdir's), "
+     "shm_open-style create works; /dev/mqueue absent",
+     (B.get("dev_shm_own"), B.get("shm_open"), B.get("dev_mqueue")))
 AF = ("af_vsock", "af_packet", "af_netlink", "af_alg", "af_netlink_hi", "socketpair_netlink")
 case(r, [B.get(k) for k in AF] == ["EAFNOSUPPORT"] * len(AF) and B.get("af_unix_ok") == "ok:None",
      "[5 side] socket(AF_VSOCK / AF_PACKET / AF_NETLINK audit / AF_ALG, netlink|1<<32), socketpair(netlink) → EAFNOSUPPORT",
@@ -848,8 +954,11 @@ case(r, all(B.get("connect:" + p) == "ENOENT" for p in HOSTSOCK),
      "[6 sockets] connect() to those unix socket paths → ENOENT",
      {p: B.get("connect:" + p) for p in HOSTSOCK})
 case(r, B.get("root_entries") and set(B["root_entries"].values()) == {"ENOENT"},
-     "[6 sockets] /run /tmp /home /var /sys /root /mnt /srv /opt /boot /media do not exist in the root",
+     "[6 sockets] /run /home /var /sys /root /mnt /srv /opt /boot /media do not exist in the root",
      B.get("root_entries"))
+case(r, B.get("tmp_own") == ["0o1777", True, []],
+     "[6 sockets] /tmp is the run's own: mode 1777, on the workdir's tmpfs, empty (no host file, "
+     "no X11 socket)", B.get("tmp_own"))
 case(r, B.get("root_present") == {d: True for d in ("usr", "etc", "dev", "proc", "work", "code")},
      "[6 sockets] the root holds the minimal set (/usr /etc /dev /proc /work /code present)", B.get("root_present"))
 
@@ -918,9 +1027,10 @@ case(r, all(stt.get(k) == "0000000000000000" for k in ("CapInh", "CapPrm", "CapE
 case(r, stt.get("NoNewPrivs") == "1" and B.get("nnp_clear") == "EINVAL",
      "[10 priv] NoNewPrivs 1, and it cannot be cleared (PR_SET_NO_NEW_PRIVS 0 → EINVAL)",
      (stt.get("NoNewPrivs"), B.get("nnp_clear")))
-case(r, B.get("uid_map") == ["65534", "65534", "1"] and B.get("gid_map") == ["65534", "65534", "1"]
+case(r, (B.get("uid_map") or [None])[::2] == ["65534", "1"]
+     and (B.get("gid_map") or [None])[::2] == ["65534", "1"]
      and B.get("uid_map_write") in ("EACCES", "EPERM", "EROFS"),
-     "[10 priv] no mapped root: uid_map/gid_map map only 65534; uid_map cannot be rewritten",
+     "[10 priv] no mapped root: uid_map/gid_map map only 65534 (one id); uid_map cannot be rewritten",
      (B.get("uid_map"), B.get("gid_map"), B.get("uid_map_write")))
 case(r, B.get("setuid0") in ("EPERM", "EINVAL") and B.get("setgid0") in ("EPERM", "EINVAL")
      and B.get("setresuid0") in ("EPERM", "EINVAL") and B.get("setgroups") == "EPERM"
@@ -928,8 +1038,12 @@ case(r, B.get("setuid0") in ("EPERM", "EINVAL") and B.get("setgid0") in ("EPERM"
      "[10 priv] setuid(0) / setgid(0) / setresuid(0) / setgroups / capset(all) fail",
      [B.get(k) for k in ("setuid0", "setgid0", "setresuid0", "setgroups", "capset_all")])
 usr = B.get("usr_mount") or []
-case(r, usr and all("nosuid" in l.split()[5] and "ro" in l.split()[5].split(",") for l in usr),
-     "[10 priv] /usr is bound read-only and nosuid", usr)
+case(r, usr and all("nosuid" in l.split()[5] and "nodev" in l.split()[5] for l in usr),
+     "[10 priv] /usr is bound nosuid, nodev", usr)
+case(r, B.get("usr_writes") == ["EACCES", "ENOENT", "EACCES", "EPERM", "EPERM", "EACCES", "EACCES"],
+     "[10 priv] /usr cannot be written: create/open-for-write/rename/mkfifo → EACCES, unlinking a "
+     "missing file → ENOENT, chmod/utime of a host file → EPERM (as for an unprivileged host user)",
+     B.get("usr_writes"))
 
 setuid_code = r'''
 def setuid_probe(path, args):
@@ -992,10 +1106,10 @@ case(r10, get(S10, "su_c", 0) not in (None, 0) and get(S10, "su_c", 1) != "0\n"
      (S10.get("su_c"), S10.get("mount_bin")))
 
 # ---- 11 network ----------------------------------------------------------------------------
-case(r, B.get("net_dev") == ["lo"] and isinstance(B.get("lo_flags"), int) and not (B["lo_flags"] & 1),
-     "[11 net] the only interface is lo, and lo is down", (B.get("net_dev"), B.get("lo_flags")))
+case(r, B.get("net_dev") == ["lo"] and isinstance(B.get("lo_flags"), int) and (B["lo_flags"] & 1),
+     "[11 net] the only interface is lo (the block's own, up)", (B.get("net_dev"), B.get("lo_flags")))
 case(r, B.get("lo_up") == "EPERM",
-     "[11 net] bringing lo up (SIOCSIFFLAGS) → EPERM", B.get("lo_up"))
+     "[11 net] changing lo's flags (SIOCSIFFLAGS) → EPERM", B.get("lo_up"))
 case(r, B.get("tcp_handler_port") in FAILS_NET and B.get("tcp6_loopback") in FAILS_NET,
      "[11 net] connect to 127.0.0.1:<the handler's port> and [::1] fails at once",
      (B.get("tcp_handler_port"), B.get("tcp6_loopback")))
@@ -1005,14 +1119,24 @@ case(r, B.get("tcp_metadata") in FAILS_NET and B.get("tcp_public") in FAILS_NET,
 case(r, str(B.get("dns", "")).startswith("gaierror") and (B.get("dns_s") or 99) < 2.0 and not B.get("resolv_conf"),
      "[11 net] DNS resolution fails fast (no resolv.conf, no route to a resolver)",
      (B.get("dns"), B.get("dns_s"), B.get("resolv_conf")))
-case(r, B.get("udp_resolver") in FAILS_NET and B.get("udp_lo") in FAILS_NET,
-     "[11 net] UDP to the host's resolver 127.0.0.53:53 / 127.0.0.1:53 → fails (network unreachable)",
+NO_ANSWER = ("ECONNREFUSED", "ok:'TIMEOUT'")
+case(r, B.get("udp_resolver") in NO_ANSWER and B.get("udp_lo") in NO_ANSWER,
+     "[11 net] a DNS query to 127.0.0.53:53 / 127.0.0.1:53 gets no answer (the block's own loopback)",
      (B.get("udp_resolver"), B.get("udp_lo")))
+try:
+    UDP_HOST.settimeout(0.5)
+    got_udp = UDP_HOST.recv(64)
+except (socket.timeout, BlockingIOError):
+    got_udp = None
+case(r, got_udp is None and str(B.get("udp_host_listener", "")).startswith("ok:"),
+     "[11 net] a datagram to a port listening on the host's 127.0.0.1 never reaches the host",
+     (B.get("udp_host_listener"), got_udp))
 case(r, B.get("raw_inet") == "EPERM" and B.get("raw_inet6") == "EPERM" and B.get("packet") == "EAFNOSUPPORT",
      "[11 net] raw sockets (AF_INET/AF_INET6 SOCK_RAW) → EPERM, AF_PACKET → EAFNOSUPPORT",
      (B.get("raw_inet"), B.get("raw_inet6"), B.get("packet")))
-case(r, B.get("tcp_bind") in ("EACCES", "EPERM"),
-     "[11 net] binding a TCP listener (0.0.0.0:8080) → EACCES (Landlock)", B.get("tcp_bind"))
+case(r, B.get("tcp_own_loopback") == "ok:'own'",
+     "[11 net] a TCP server and its client in one block work on its own loopback, even on the "
+     "handler's port number (taken on the host's loopback)", B.get("tcp_own_loopback"))
 
 # ---- 13 kernel information ----------------------------------------------------------------
 ks = B.get("kallsyms") or ""
@@ -1051,14 +1175,25 @@ case(r, B.get("kill_init") == "EPERM" and B.get("kill_init_term") == "EPERM",
 sb = field(r, "codellm", "sandbox") or {}
 case(r, sb.get("mode") == "native" and sorted(sb.get("layers") or []) == sorted(ALL_LAYERS)
      and sb.get("missing") == [],
-     "[15 fail-open] codellm.sandbox: native, all 15 layers applied, missing []", sb)
+     "[15 fail-open] codellm.sandbox: native, all %d layers applied, missing []" % len(ALL_LAYERS), sb)
 case(r, stt.get("Seccomp") == "2" and stt.get("Seccomp_filters") == "1",
      "[15 fail-open] /proc/self/status Seccomp: 2 (filter mode), one filter",
      (stt.get("Seccomp"), stt.get("Seccomp_filters")))
-case(r, B.get("ll_listdir_root") == "EACCES" and B.get("ll_listdir_dev") == "EACCES"
+ROOT_MIN = {"code", "dev", "etc", "proc", "tmp", "usr", "work"}
+DEV_SET = {"fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout",
+           "tty", "urandom", "zero"}
+def listed(v):
+    try:
+        return set(eval(v[3:])) if str(v).startswith("ok:") else None
+    except Exception:
+        return None
+lr, ld = listed(B.get("ll_listdir_root")), listed(B.get("ll_listdir_dev"))
+case(r, lr is not None and ROOT_MIN <= lr and not lr & {"run", "home", "var", "sys", "root"}
+     and ld is not None and ld <= DEV_SET and {"null", "shm", "pts", "ptmx"} <= ld
      and B.get("ll_write_random") == "EACCES" and B.get("ll_read_etc") == "ok:True"
      and B.get("ll_write_work") == "ok:2",
-     "[15 fail-open] Landlock in force: listing / and /dev, writing /dev/random → EACCES (/etc, /work allowed)",
+     "[15 fail-open] Landlock in force: writing /dev/random (mode 0666) → EACCES; / and /dev list "
+     "only the minimal root (/etc, /work allowed)",
      [B.get(k) for k in ("ll_listdir_root", "ll_listdir_dev", "ll_write_random", "ll_read_etc", "ll_write_work")])
 case(r, B.get("ll_write_etc") in ("EROFS", "EACCES") and B.get("ll_write_root") in ("EROFS", "EACCES"),
      "[15 fail-open] writing /etc/x or /x fails", (B.get("ll_write_etc"), B.get("ll_write_root")))
@@ -1401,10 +1536,10 @@ def memfd_touch():
         return "memfd_create:" + errno.errorcode.get(e.errno, "?")
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-    addr = libc.mmap(None, 1 << 30, 3, 1, fd, 0)          # MAP_SHARED, 1 GiB of an empty memfd
+    addr = libc.mmap(None, 512 << 20, 3, 1, fd, 0)        # MAP_SHARED, 512 MiB of an empty memfd
     if addr in (None, ctypes.c_void_p(-1).value):
         return en(-ctypes.get_errno())
-    ctypes.memset(addr + (512 << 20), 1, 4096)            # beyond EOF: SIGBUS
+    ctypes.memset(addr + (256 << 20), 1, 4096)            # beyond EOF: SIGBUS
     return "touched"
 R['memfd_touch'] = in_child(memfd_touch)
 def memfd_fanout(n):
@@ -1418,6 +1553,10 @@ def memfd_fanout(n):
         return {"mb": len(fds), "err": errno.errorcode.get(e.errno)}
     return {"mb": len(fds)}
 R['memfd_fanout'] = in_child(lambda: memfd_fanout(320))
+def one_segment(mb):
+    sid = libc.shmget(0, ctypes.c_size_t(mb << 20), 0o1000 | 0o600)
+    return "ok" if sid >= 0 else en(-ctypes.get_errno())
+R['sysv_seg_big'] = in_child(lambda: one_segment(32))
 def sysv_shm(total_mb, seg_mb):
     got = 0
     while got < total_mb:
@@ -1431,7 +1570,7 @@ def sysv_shm(total_mb, seg_mb):
         libc.shmdt(ctypes.c_void_p(addr))          # the segment lives on in the IPC ns
         got += seg_mb
     return {"mb": got}
-R['sysv_shm'] = in_child(lambda: sysv_shm(320, 32))
+R['sysv_shm'] = in_child(lambda: sysv_shm(320, 4))
 def sysv_msg(total_mb):
     class Msg(ctypes.Structure):
         _fields_ = [("mtype", ctypes.c_long), ("mtext", ctypes.c_char * 8192)]
@@ -1458,7 +1597,23 @@ def shared_anon(mb):
         ctypes.memset(addr, 1, 32 << 20)
         got += 32
     return {"mb": got}
-R['shared_anon'] = in_child(lambda: shared_anon(320))
+R['shared_anon'] = in_child(lambda: shared_anon(2048))
+def dev_shm_fill(mb):
+    got = 0
+    try:
+        for i in range(mb):                       # files of 1 MiB (--max-file-bytes)
+            with open("/dev/shm/fill%d" % i, "wb") as f:
+                for k in range(4):
+                    f.write(b"\1" * (256 << 10))
+                    f.flush()
+                    got += 256 << 10
+    except OSError as e:
+        return {"mb": got >> 20, "err": errno.errorcode.get(e.errno)}
+    return {"mb": got >> 20}
+R['dev_shm_fill'] = in_child(lambda: dev_shm_fill(64))
+R['oom_score_adj'] = open('/proc/self/oom_score_adj').read().strip()
+'''
+sock_code = r'''
 def sock_buffers(procs, pairs):
     """procs processes, each filling both directions of `pairs` unix
     socketpairs and holding them: kernel memory no rlimit counts"""
@@ -1500,34 +1655,74 @@ def sock_buffers(procs, pairs):
 R['sock_buffers'] = in_child(lambda: sock_buffers(2, 480))
 R['oom_score_adj'] = open('/proc/self/oom_score_adj').read().strip()
 '''
-r12s = LIM.run(pyblock(shm_code))
+# SHM: --memory-max 256M --address-space-max 1G --max-file-bytes 1M
+# --shm-bytes 16M --max-open-files 64
+r12s = SHM.run(pyblock(shm_code))
 SH = jcontent(r12s) or {}
+r12k = LIM.run(pyblock(sock_code))
+SK = jcontent(r12k) or {}
 case(r12s, get(SH, "memfd_big", "out") == ["EFBIG", "ok:1048576"],
      "[12 exhaust] memfd bomb: ftruncate(1 GiB) → EFBIG, write stops at --max-file-bytes 1M",
      SH.get("memfd_big"))
 case(r12s, SH.get("memfd_touch") == {"sig": signal.SIGBUS},
-     "[12 exhaust] memfd mapped 1 GiB past its (empty) end: touching it → SIGBUS",
+     "[12 exhaust] memfd mapped 512 MiB past its (empty) end: touching it → SIGBUS",
      SH.get("memfd_touch"))
-case(r12s, mb_ok(SH.get("memfd_fanout")) and not_refused(SH.get("memfd_fanout")),
-     "[12 exhaust] shared memory: 320 memfds × 1 MiB (more than --memory-max 256M) are refused "
-     "(memfd_create itself is allowed)", SH.get("memfd_fanout"))
-case(r12s, mb_ok(SH.get("sysv_shm")) and not_refused(SH.get("sysv_shm")),
-     "[12 exhaust] shared memory: SysV shm segments totalling 320 MiB (> --memory-max 256M) are refused "
-     "(shmget itself is allowed)", SH.get("sysv_shm"))
-case(r12s, mb_ok(SH.get("shared_anon")) and not_refused(SH.get("shared_anon")),
-     "[12 exhaust] shared memory: MAP_SHARED|MAP_ANONYMOUS mappings touched to 320 MiB (> --memory-max 256M) "
-     "are refused (the mapping itself is allowed)", SH.get("shared_anon"))
+case(r12s, get(SH, "memfd_fanout", "out", "err") == "EMFILE" and get(SH, "memfd_fanout", "out", "mb") < 64,
+     "[18 memory] memfds: each is a file within --max-file-bytes 1M, as many as --max-open-files 64 "
+     "allows (EMFILE): %s MiB" % get(SH, "memfd_fanout", "out", "mb"), SH.get("memfd_fanout"))
+case(r12s, get(SH, "sysv_seg_big", "out") == "EINVAL"
+     and get(SH, "sysv_shm", "out", "err") == "ENOSPC" and get(SH, "sysv_shm", "out", "mb") <= 16,
+     "[18 memory] SysV shm: a 32 MiB segment → EINVAL (shmmax = --shm-bytes 16M); 4 MiB segments "
+     "stop at 16 MiB in all (shmall, ENOSPC), though nobody maps them",
+     (SH.get("sysv_seg_big"), SH.get("sysv_shm")))
+case(r12s, get(SH, "sysv_msg", "out", "err") == "ENOSPC" and get(SH, "sysv_msg", "out", "mb") <= 17,
+     "[18 memory] SysV message queues: at most msgmni = --shm-bytes / 16 KiB queues of 16 KiB "
+     "(ENOSPC at %s MiB)" % get(SH, "sysv_msg", "out", "mb"), SH.get("sysv_msg"))
+case(r12s, get(SH, "shared_anon", "out", "err") == "ENOMEM" and get(SH, "shared_anon", "out", "mb") < 1024,
+     "[18 memory] MAP_SHARED|MAP_ANONYMOUS mappings stop at --address-space-max 1G (ENOMEM at %s MiB)"
+     % get(SH, "shared_anon", "out", "mb"), SH.get("shared_anon"))
+case(r12s, get(SH, "dev_shm_fill", "out", "err") == "ENOSPC" and get(SH, "dev_shm_fill", "out", "mb") <= 16,
+     "[18 memory] /dev/shm is full at --shm-bytes 16M (ENOSPC)", SH.get("dev_shm_fill"))
 # Socket buffers are kernel memory no rlimit counts: only a memory cgroup
 # (the unit's MemoryMax) bounds them -- a documented residual risk. What
 # the handler guarantees here: the flood ends with the run, the answer
 # arrives, and every block process is the OOM killer's first choice.
-case(r12s, isinstance(get(SH, "sock_buffers", "out"), dict) and SH.get("oom_score_adj") == "1000",
+case(r12k, isinstance(get(SK, "sock_buffers", "out"), dict) and SK.get("oom_score_adj") == "1000"
+     and SH.get("oom_score_adj") == "1000",
      "[12 exhaust] unix socketpair buffers filled by 2 processes (%s MiB, bounded only by the unit's MemoryMax): "
-     "the answer arrives and blocks run with oom_score_adj 1000" % get(SH, "sock_buffers", "out", "mb"),
-     (SH.get("sock_buffers"), SH.get("oom_score_adj")))
-case(r12s, mb_ok(SH.get("sysv_msg")) and not_refused(SH.get("sysv_msg")),
-     "[12 exhaust] kernel memory: SysV message queues holding 320 MiB (> --memory-max 256M) are refused "
-     "(msgget itself is allowed)", SH.get("sysv_msg"))
+     "the answer arrives and blocks run with oom_score_adj 1000" % get(SK, "sock_buffers", "out", "mb"),
+     (SK.get("sock_buffers"), SK.get("oom_score_adj")))
+
+# class 18: block 0's standard input is a sealed memfd opened read-only:
+# 1 MiB handed in cannot grow into shared memory past the limits
+stdin_code = r'''
+st0 = os.fstat(0)
+R['size'] = st0.st_size
+R['write0'] = tryf(lambda: os.write(0, b"x"))
+def reopened():
+    fd = os.open("/proc/self/fd/0", os.O_RDWR)
+    out = [tryf(lambda: os.write(fd, b"x")), tryf(lambda: os.ftruncate(fd, 200 << 20)),
+           tryf(lambda: os.posix_fallocate(fd, 0, 200 << 20)),
+           tryf(lambda: mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE))]
+    os.close(fd)
+    return out
+R['reopened_rw'] = tryf(reopened)
+R['ftruncate0'] = tryf(lambda: os.ftruncate(0, 200 << 20))
+R['size_after'] = os.fstat(0).st_size
+R['dev_stdin'] = tryf(lambda: len(open("/dev/stdin", "rb").read()))
+R['read'] = len(sys.stdin.buffer.read())
+'''
+rsi = MAIN.chat({"model": "codellm", "messages": [
+    {"role": "user", "name": "stdin", "content": "s" * (1 << 20)},
+    {"role": "user", "content": pyblock(stdin_code)}]})
+SI = jcontent(rsi) or {}
+case(rsi, SI.get("size") == 1 << 20 and SI.get("size_after") == 1 << 20 and SI.get("write0") == "EBADF"
+     and SI.get("ftruncate0") in ("EINVAL", "EBADF", "EPERM")
+     and SI.get("reopened_rw") == "ok:" + repr(["EPERM"] * 4)
+     and SI.get("dev_stdin") == "ok:%d" % (1 << 20) and SI.get("read") == 1 << 20,
+     "[18 memory] stdin (1 MiB) is a sealed memfd opened read-only: write → EBADF, reopened "
+     "read-write its write, ftruncate(200M), fallocate and shared writable mmap → EPERM; "
+     "/dev/stdin reads it whole", SI)
 
 disk_code = r'''
 total = 0
@@ -1610,8 +1805,163 @@ case(rsr_, field(rsr_, "codellm", "exit_code") == 124 and field(rsr_, "codellm",
      "[12 exhaust] block 0 floods a block 1 that never reads: --timeout 3 ends it (exit 124) in %.1f s" % els,
      field(rsr_, "codellm"))
 
+# ======================================================================================
+# 17 one kernel uid for every run: per-user kernel limits
+# ======================================================================================
+# Run A takes every inotify instance and queues real-time signals until
+# the kernel says no, and holds them (an exec'd sleep keeps the
+# descriptors and the pending signals); run B, concurrent, must still get
+# both. A root handler gives each run its slot's own uid; a non-root one
+# gives each run 1/N of the uid's limits (N = --max-concurrent, 4 here).
+M17 = "3.17" + U
+uc_a = r"""
+libc.inotify_init.restype = ctypes.c_int
+fds, err = [], None
+while len(fds) < 100000:
+    fd = libc.inotify_init()
+    if fd < 0:
+        err = errno.errorcode.get(ctypes.get_errno())
+        break
+    fds.append(fd)
+R['inotify'] = [len(fds), err]
+# sigqueue, not kill: only queued signals (SI_QUEUE) count against
+# RLIMIT_SIGPENDING
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+n, serr, me, rt = 0, None, os.getpid(), int(signal.SIGRTMIN)
+while n < 1000000:
+    if libc.sigqueue(me, rt, 0) < 0:
+        serr = errno.errorcode.get(ctypes.get_errno())
+        break
+    n += 1
+R['sigqueue'] = [n, serr]
+sys.stdout.write(json.dumps(R) + "\n")
+sys.stdout.flush()
+os.execv("/bin/sleep", ["sleep", "%s"])
+""" % M17
+uc_b = r"""
+libc.inotify_init.restype = ctypes.c_int
+fd = libc.inotify_init()
+R['inotify'] = "ok" if fd >= 0 else errno.errorcode.get(ctypes.get_errno())
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+R['sigqueue'] = "ok" if libc.sigqueue(os.getpid(), int(signal.SIGRTMIN), 0) == 0 else \
+    errno.errorcode.get(ctypes.get_errno())
+"""
+with open("/proc/sys/fs/inotify/max_user_instances") as f:
+    MAX_INOTIFY = int(f.read())
+fa = bg(UC.run, pyblock(uc_a).replace(EPILOGUE, "\n"))
+seen_a = wait_procs("sleep " + M17, 15)
+host_uids = []
+for p in seen_a:
+    try:
+        with open("/proc/%d/status" % p) as f:
+            host_uids += [int(ln.split()[1]) for ln in f if ln.startswith("Uid:")]
+    except OSError:
+        pass
+rb17 = UC.run(pyblock(uc_b))
+ra17 = fa.result()
+A17 = jcontent(ra17) or {}
+B17 = jcontent(rb17) or {}
+want_a = MAX_INOTIFY // 4 if AS_NONROOT else MAX_INOTIFY
+case(rb17, bool(seen_a) and get(A17, "inotify", 1) == "EMFILE" and B17.get("inotify") == "ok",
+     "[17 ucounts] run A holds every inotify instance it can get (%s, EMFILE); concurrent run B "
+     "still gets one" % get(A17, "inotify", 0), (A17, B17, seen_a))
+uid_ok = (host_uids == [ESC_UID] if AS_NONROOT else
+          len(host_uids) == 1 and 2147352576 <= host_uids[0] < 2147352576 + 4)
+case(ra17, uid_ok,
+     "[17 ucounts] on the host the block runs as %s" % (
+         "the non-root handler's uid %d" % ESC_UID if AS_NONROOT else
+         "its run slot's own uid (--slot-uid-base 2147352576 + slot): %s" % host_uids), host_uids)
+case(ra17, get(A17, "inotify", 0) == want_a,
+     "[17 ucounts] run A's inotify instances are exactly %s: %s" % (
+         want_a, "1/4 of the uid's %d (runs share the non-root handler's uid)" % MAX_INOTIFY
+         if AS_NONROOT else "the uid's whole %d (the run has its slot's own uid)" % MAX_INOTIFY),
+     A17.get("inotify"))
+case(rb17, get(A17, "sigqueue", 1) == "EAGAIN" and B17.get("sigqueue") == "ok",
+     "[17 ucounts] run A queues real-time signals until EAGAIN (%s); run B can still queue one"
+     % get(A17, "sigqueue", 0), (A17.get("sigqueue"), B17.get("sigqueue")))
+kill_leftovers(M17)
+
+# ======================================================================================
+# 19 what the block's init holds
+# ======================================================================================
+# The init is codellm-init exec'd from a memfd: /proc/1 shows its own
+# name and command line, and its memory (read from the host, as root)
+# holds neither the key, nor the request, nor the handler's environment.
+# The handler itself no longer holds the key once it has authenticated.
+M19 = "4.19" + U
+REQ_SECRET = "req-secret-" + U + "-7f3a"
+init_code = r"""
+R['cmdline'] = open("/proc/1/cmdline", "rb").read().decode("latin-1")
+R['comm'] = open("/proc/1/comm").read().strip()
+R['status_name'] = [l.split()[1] for l in open("/proc/1/status") if l.startswith("Name:")]
+R['dumpable'] = [tryf(lambda: open("/proc/1/%%s" %% f, "rb").read(1)) for f in ("environ", "mem", "maps", "auxv", "stack", "syscall")]
+R['fdinfo'] = tryf(lambda: os.listdir("/proc/1/fdinfo"))
+R['secret_in_code'] = %r != ""
+sys.stdout.write(json.dumps(R) + "\n")
+sys.stdout.flush()
+os.execv("/bin/sleep", ["sleep", "%s"])
+""" % (REQ_SECRET, M19)
+
+
+def scan(pid):
+    """which of the key, the request's secret and the environment's secret
+    appear in the memory of host process pid"""
+    found = set()
+    needles = {"key": KEY.encode(), "request": REQ_SECRET.encode(), "environment": SECRET.encode()}
+    try:
+        maps = open("/proc/%d/maps" % pid).read().splitlines()
+        mem = open("/proc/%d/mem" % pid, "rb", buffering=0)
+    except OSError as e:
+        return "E:%s" % errno.errorcode.get(e.errno)
+    with mem:
+        for ln in maps:
+            rng, perms = ln.split()[:2]
+            if "r" not in perms or ln.endswith("[vvar]") or ln.endswith("[vsyscall]"):
+                continue
+            lo, hi = (int(x, 16) for x in rng.split("-"))
+            try:
+                mem.seek(lo)
+                data = mem.read(hi - lo)
+            except OSError:
+                continue
+            for name, n in needles.items():
+                if n in data:
+                    found.add(name)
+    return sorted(found)
+
+
+fi = bg(MAIN.run, pyblock(init_code).replace(EPILOGUE, "\n"))
+sleepers = wait_procs("sleep " + M19, 15)
+init_pid = handler_pid = None
+if sleepers:
+    par = parents()
+    init_pid = par.get(sleepers[0])
+    handler_pid = par.get(init_pid) if init_pid else None
+init_scan = scan(init_pid) if init_pid else "no init found"
+handler_scan = scan(handler_pid) if handler_pid else "no handler found"
+try:
+    init_comm = open("/proc/%d/comm" % init_pid).read().strip() if init_pid else None
+except OSError:
+    init_comm = None
+ri = fi.result()
+I19 = jcontent(ri) or {}
+case(ri, re.fullmatch(r"codellm-init\x00\d+\x00", I19.get("cmdline") or "") is not None
+     and I19.get("comm") == "codellm-init" and I19.get("status_name") == ["codellm-init"],
+     "[19 init] /proc/1 is codellm-init: command line `codellm-init PID`, name codellm-init",
+     (I19.get("cmdline"), I19.get("comm"), I19.get("status_name")))
+case(ri, I19.get("dumpable") == ["EACCES"] * 6 and I19.get("fdinfo") == "EACCES",
+     "[19 init] /proc/1/environ, mem, maps, auxv, stack, syscall and fdinfo → EACCES (not dumpable)",
+     (I19.get("dumpable"), I19.get("fdinfo")))
+case(ri, init_comm == "codellm-init" and init_scan == [],
+     "[19 init] read from the host, the init's whole memory holds neither the API key, nor the "
+     "request's text, nor the handler's environment", (init_pid, init_comm, init_scan))
+case(ri, isinstance(handler_scan, list) and "key" not in handler_scan,
+     "[19 init] the handler itself no longer holds the API key (nor the bearer it was sent) once "
+     "authenticated", (handler_pid, handler_scan))
+kill_leftovers(M19)
+
 # ---- the end --------------------------------------------------------------------------
-for srv in (MAIN, LIM, KILLSRV, T3):
+for srv in SERVERS:
     srv.stop()
 POOL.shutdown(wait=True)
 shutil.rmtree(creds, ignore_errors=True)

@@ -13,7 +13,15 @@ it starts) makes the calls a layer needs fail:
   prctl(PR_SET_NO_NEW_PRIVS) -> "no_new_privs" (landlock, seccomp with it)
   prctl(PR_CAPBSET_DROP)     -> "caps"
   prlimit64 setting a limit  -> "rlimits"
-  clone with CLONE_NEWIPC / NEWCGROUP / NEWNET / NEWPID -> that namespace
+  clone with CLONE_NEWCGROUP / NEWNET / NEWPID     -> that namespace
+  unshare/clone with CLONE_NEWIPC (the handler makes each block's IPC
+      namespace itself, to bound its SysV limits)   -> "ipcns"
+  execveat (the block's first process becomes the clean codellm-init)
+                                                    -> "init"
+  setresuid to the run slot's own uid (root handler) -> "ucounts"
+A non-root handler with supplementary groups        -> "groups"
+Landlock ABI 5 (deny-syscalls --landlock-abi 5) with --sandbox-network
+                                                    -> "landlock"
   unshare/clone with CLONE_NEWUSER                  -> "workdir" (the
       first layer needing a user namespace: the request's own tmpfs)
 
@@ -50,8 +58,8 @@ T0 = time.time()
 DENY = os.path.join(TOP, "tests", "helpers", "deny-syscalls")
 U = str(os.getpid())
 ALL_LAYERS = ["userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
-              "workdir", "root", "proc", "rlimits", "no_new_privs", "caps",
-              "landlock", "seccomp"]
+              "workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
+              "no_new_privs", "caps", "landlock", "seccomp"]
 LANDLOCK_CALLS = "landlock_create_ruleset,landlock_add_rule,landlock_restrict_self"
 WRAP_DIRS = []
 MARKS = []
@@ -237,7 +245,8 @@ CASES = [
      ["no_new_privs", "landlock", "seccomp"]),                        # both need it
     ("caps", "prctl:0=24", 1, "caps", ["caps"]),                      # PR_CAPBSET_DROP
     ("rlimits", "prlimit64:2!=0", 1, "rlimits", ["rlimits"]),         # setting a limit
-    ("ipcns", "clone:0&0x08000000", 1, "ipcns", ["ipcns"]),           # CLONE_NEWIPC
+    ("ipcns", "clone:0&0x08000000,unshare:0&0x08000000", 1, "ipcns", ["ipcns"]),  # CLONE_NEWIPC
+    ("init", "execveat", None, "init", ["init"]),
     ("cgroupns", "clone:0&0x02000000", 1, "cgroupns", ["cgroupns"]),  # CLONE_NEWCGROUP
     ("netns", "clone:0&0x40000000", 1, "netns", ["netns"]),           # CLONE_NEWNET
     ("pidns", "clone:0&0x20000000", 1, "pidns", ["pidns"]),           # CLONE_NEWPID
@@ -319,6 +328,96 @@ with Server("--timeout", "20", handler=w, sandbox="besteffort") as s:
         r = s.run(one("python", "import os; print(os.getuid(), os.getgid())"))
         t.eq(content(r), "65534 65534\n", "userns: besteffort block of a root handler runs as 65534")
     t.ok(not s.leftovers(), "userns: besteffort run directory (on disk) removed")
+
+
+# ---- the run's own uid, supplementary groups, a lower Landlock ABI -------------------
+
+# ucounts: a root handler cannot become its run slot's uid (setresuid to
+# exactly that uid fails): the run would share its per-user kernel limits
+if os.geteuid() == 0:
+    w = wrapper(deny_cmd("setresuid:0=3000000", 1))
+    with Server("--timeout", "20", "--slot-uid-base", "3000000", "--max-concurrent", "1",
+                handler=w) as s:
+        refused_run(s, "ucounts", "ucounts")
+        t.ok(not s.leftovers(), "ucounts: no run directory left after the refusal")
+    with Server("--timeout", "20", "--slot-uid-base", "3000000", "--max-concurrent", "1",
+                handler=w, sandbox="besteffort") as s:
+        besteffort_run(s, "ucounts", ["ucounts"])
+    # and where it can, the blocks are that uid on the host (slot 0 of 1)
+    with Server("--timeout", "20", "--slot-uid-base", "3000000", "--max-concurrent", "1") as s:
+        import concurrent.futures as cf
+        with cf.ThreadPoolExecutor(1) as ex:
+            fut = ex.submit(s.run, one("bash", "sleep 1.%s92" % U))
+            pids = wait_procs("sleep 1.%s92" % U, 10)
+            uids = []
+            for p in pids:
+                try:
+                    with open("/proc/%d/status" % p) as f:
+                        uids += [ln.split()[1] for ln in f if ln.startswith("Uid:")]
+                except OSError:
+                    pass
+            r = fut.result()
+        t.ok(uids and all(u == "3000000" for u in uids) and r.status == 200,
+             "ucounts: a root handler's block runs as its slot's own uid on the host (3000000)",
+             (uids, r))
+else:
+    for d in ("ucounts refused", "ucounts besteffort", "ucounts own uid"):
+        t.skip(d, "needs root")
+
+GROUPS_PY = ("print([ln.split()[1:] for ln in open('/proc/self/status')"
+             " if ln.startswith('Groups:')][0])")
+
+# groups: a non-root handler keeps its supplementary groups (a block would
+# read what they grant): native refuses, besteffort says so
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    with unprivileged_server("--timeout", "20", uid=4243, groups=(4, 4243)) as s:
+        refused_run(s, "groups", "groups")
+    with unprivileged_server("--timeout", "20", uid=4243, groups=(4,), sandbox="besteffort") as s:
+        besteffort_run(s, "groups", ["groups"])
+    # without supplementary groups the same non-root handler runs, every
+    # layer applied (its runs share the uid: ucounts is their share)
+    with unprivileged_server("--timeout", "20", uid=4243) as s:
+        r = s.run(one("python", GROUPS_PY))
+        sb = sandbox_of(r)
+        t.ok(r.status == 200 and sb.get("layers") == ALL_LAYERS and sb.get("missing") == [],
+             "groups: a non-root handler without groups runs with every layer", repr(sb))
+        t.eq(content(r), "[]\n", "groups: the block has no supplementary group")
+    # a root handler with supplementary groups drops them
+    w = wrapper(["setpriv", "--groups=4,27", "--"])
+    with Server("--timeout", "20", handler=w) as s:
+        r = s.run(one("python", GROUPS_PY))
+        t.ok(r.status == 200 and content(r) == "[]\n" and
+             "groups" in (sandbox_of(r).get("layers") or []),
+             "groups: a root handler started with groups 4,27 drops them; the block has none",
+             repr(r)[:600])
+else:
+    for d in ("groups refused", "groups besteffort", "groups none", "groups dropped"):
+        t.skip(d, "needs root and setpriv")
+
+# --sandbox-network on a kernel whose Landlock cannot scope abstract unix
+# sockets (ABI < 6): the block would reach the host's (D-Bus, X11,
+# container shims). Forced here by answering ABI 5 to the version query.
+w = wrapper([DENY, "--landlock-abi", "5", "--"])
+rc, j, out, err = probe([DENY, "--landlock-abi", "5", "--"], "--sandbox-network")
+t.ok(rc == 1 and isinstance(j, dict) and j.get("failed_layer") == "landlock" and
+     j.get("landlock_abi") == 5,
+     "abi5: --probe --sandbox-network at Landlock ABI 5: exit 1, failed_layer landlock", out + err)
+with Server("--timeout", "20", "--sandbox-network", handler=w) as s:
+    r = refused_run(s, "landlock", "abi5-network")
+    t.ok("ABI 6" in (error_of(r).get("message") or ""),
+         "abi5: the refusal says Landlock ABI 6 is needed", error_of(r))
+with Server("--timeout", "20", "--sandbox-network", handler=w, sandbox="besteffort") as s:
+    r = s.run(one("python", "print('ran', 6 * 7)"))
+    sb = sandbox_of(r)
+    t.ok(r.status == 200 and content(r) == "ran 42\n" and sb.get("missing") == ["landlock"] and
+         "landlock" not in (sb.get("layers") or []) and sb.get("net") == "host",
+         "abi5: besteffort --sandbox-network runs, landlock reported missing, net host", repr(sb))
+with Server("--timeout", "20", handler=w) as s:
+    r = s.run(one("python", "print('ran', 6 * 7)"))
+    sb = sandbox_of(r)
+    t.ok(r.status == 200 and sb.get("net") == "own" and sb.get("missing") == [],
+         "abi5: without --sandbox-network a block has its own network namespace, nothing missing",
+         repr(sb))
 
 
 # ---- --probe ----------------------------------------------------------------------
