@@ -12,6 +12,7 @@ Every test file does:
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -397,6 +398,29 @@ def unprivileged_server(*args, uid=NOBODY, groups=(), **kw):
     os.chown(s.keyfile, uid, uid)
     s.wrap_dir = wrap_dir
     return s
+
+
+WRAP_DIRS = []
+
+
+def handler_wrapper(cmd, prefix="codellm-wrap-"):
+    """A handler= program: `cmd` (a list) then the handler and its
+    options, exec'd in the same process (LISTEN_PID stays right). Its
+    directory is in WRAP_DIRS; remove_wrappers() removes them all."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(d, 0o755)
+    WRAP_DIRS.append(d)
+    path = os.path.join(d, "handler")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(a) for a in cmd + [HANDLER]))
+    os.chmod(path, 0o755)
+    return path
+
+
+def remove_wrappers():
+    for d in WRAP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+    del WRAP_DIRS[:]
 
 
 def parents():

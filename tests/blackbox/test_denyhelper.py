@@ -25,7 +25,6 @@ from harness import *  # noqa: E402,F401,F403
 t = Tap()
 DENY = os.path.join(TOP, "tests", "helpers", "deny-syscalls")
 SUPERVISOR = DENY + " landlock-abi-supervisor"   # its command line, NULs as spaces
-WRAP_DIRS = []
 
 # the version query, landlock_create_ruleset(NULL, 0, VERSION): "value errno"
 QUERY = ("import ctypes; l = ctypes.CDLL(None, use_errno=True); "
@@ -89,14 +88,7 @@ def ensure_built():
 
 
 def wrapper(cmd):
-    d = tempfile.mkdtemp(prefix="codellm-denyhelper-")
-    os.chmod(d, 0o755)
-    WRAP_DIRS.append(d)
-    path = os.path.join(d, "handler")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(a) for a in cmd + [HANDLER]))
-    os.chmod(path, 0o755)
-    return path
+    return handler_wrapper(cmd, "codellm-denyhelper-")
 
 
 if not t.ok(ensure_built(), "tests/helpers/deny-syscalls is built (make check builds it)"):
@@ -262,6 +254,5 @@ else:
     else:
         t.skip("the handler's sandbox under --landlock-abi 5", "the native sandbox cannot run here")
 
-for d in WRAP_DIRS:
-    shutil.rmtree(d, ignore_errors=True)
+remove_wrappers()
 t.done()

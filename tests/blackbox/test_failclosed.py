@@ -61,23 +61,13 @@ ALL_LAYERS = ["userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns
               "workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
               "no_new_privs", "caps", "landlock", "seccomp"]
 LANDLOCK_CALLS = "landlock_create_ruleset,landlock_add_rule,landlock_restrict_self"
-WRAP_DIRS = []
 MARKS = []
 
 
 # ---- helpers ------------------------------------------------------------------
 
 def wrapper(cmd):
-    """A handler= program: `cmd` (a list) then the handler and its
-    options, exec'd in the same process (LISTEN_PID stays right)."""
-    d = tempfile.mkdtemp(prefix="codellm-failclosed-")
-    os.chmod(d, 0o755)
-    WRAP_DIRS.append(d)
-    path = os.path.join(d, "handler")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(a) for a in cmd + [HANDLER]))
-    os.chmod(path, 0o755)
-    return path
+    return handler_wrapper(cmd, "codellm-failclosed-")
 
 
 def deny_cmd(rules, err=None):
@@ -680,7 +670,6 @@ else:
         holder.kill()
         holder.wait()
 
-for d in WRAP_DIRS:
-    shutil.rmtree(d, ignore_errors=True)
+remove_wrappers()
 t.diag("runtime %.1f s" % (time.time() - T0))
 t.done()
