@@ -778,6 +778,20 @@ R['sys'] = tryf(lambda: os.stat("/sys"))
 R['sys_kernel'] = tryf(lambda: os.listdir("/sys/kernel"))
 R['limits_core'] = [l for l in open("/proc/self/limits").read().splitlines() if l.startswith("Max core file size")]
 R['proc_remount'] = en(sc(165, ctypes.c_char_p(b"proc"), ctypes.c_char_p(b"/proc"), 0, 0x20, 0))
+# host-wide counters and leaks masked; meminfo, loadavg, stat the block's own
+def rd(path):
+    try:
+        return open(path).read()
+    except OSError as e:
+        return "E:" + errno.errorcode.get(e.errno, "?")
+R['proc_empty'] = {f: rd("/proc/" + f) for f in ("interrupts", "softirqs", "vmstat", "diskstats",
+                                              "locks", "cmdline", "keys", "key-users")
+                   if os.path.exists("/proc/" + f)}
+R['proc_pressure'] = tryf(lambda: os.listdir("/proc/pressure"))
+R['proc_meminfo'] = rd("/proc/meminfo").splitlines()[:3]
+R['proc_loadavg'] = rd("/proc/loadavg")
+R['proc_stat'] = [l for l in rd("/proc/stat").splitlines() if l.startswith(("cpu ", "btime", "ctxt"))]
+R['proc_masks_ro'] = tryf(lambda: open("/proc/meminfo", "w"))
 
 # ---- 14 the control plane
 R['ctl_handler'] = connect_err(socket.AF_INET, ("127.0.0.1", PORT))
@@ -1156,6 +1170,21 @@ case(r, lc[0].split()[4:6] == ["0", "0"],
      "[13 kinfo] core dumps off: RLIMIT_CORE 0/0 in /proc/self/limits", lc)
 case(r, B.get("proc_remount") == "EPERM",
      "[13 kinfo] remounting /proc read-write → EPERM", B.get("proc_remount"))
+
+case(r, B.get("proc_empty") and set(B["proc_empty"].values()) == {""}
+     and B.get("proc_pressure") in ("ok:[]", "ENOENT"),
+     "[13 kinfo] host-wide /proc files are masked empty: interrupts, softirqs, vmstat, diskstats, "
+     "locks, cmdline, keys, key-users; /proc/pressure is an empty directory",
+     (B.get("proc_empty"), B.get("proc_pressure")))
+mi = B.get("proc_meminfo") or []
+case(r, len(mi) == 3 and all(l.split()[1] == "2097152" for l in mi)
+     and B.get("proc_loadavg") == "0.00 0.00 0.00 1/1 1\n"
+     and (B.get("proc_stat") or [""])[0].split()[1:] == ["0"] * 10
+     and any(l.startswith("btime ") for l in B.get("proc_stat") or [])
+     and B.get("proc_masks_ro") in ("EROFS", "EACCES"),
+     "[13 kinfo] /proc/meminfo shows --memory-max (2G) total/free/available, loadavg zero, stat "
+     "zero counters (btime kept); none of them writable", (mi, B.get("proc_loadavg"), B.get("proc_stat"),
+                                                           B.get("proc_masks_ro")))
 
 # ---- 14 the control plane ---------------------------------------------------------------
 case(r, B.get("ctl_handler") in FAILS_NET, "[14 control] the handler's own port 127.0.0.1:%d unreachable" % MAIN.port,
