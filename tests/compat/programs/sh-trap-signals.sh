@@ -1,0 +1,17 @@
+# trap EXIT/INT/TERM/USR1, kill -0 $$, kill a child, timeout(1)
+set -uo pipefail
+got=""
+trap 'got="$got usr1"' USR1
+kill -USR1 $$
+kill -0 $$ || exit 1
+[ "$got" = " usr1" ] || exit 1
+( trap 'exit 9' TERM; sleep 20 & wait ) &
+c=$!
+sleep 0.2
+kill -TERM "$c"
+wait "$c"; s=$?
+[ "$s" -eq 9 ] || { echo "child exit $s"; exit 1; }
+timeout 0.3 sleep 5; [ $? -eq 124 ] || exit 1
+timeout -s KILL 0.2 sleep 5; [ $? -eq 137 ] || exit 1
+bash -c 'trap "echo cleaned" EXIT; exit 0' | grep -qx cleaned
+echo OK
