@@ -92,7 +92,7 @@ static struct options opt = {
 	.body_timeout_s = 30,
 	.keepalive_s = 15,
 	.memory_max = 2ULL << 30,
-	.address_space_max = 64ULL << 30,
+	.address_space_max = 256ULL << 30,
 	.workdir_bytes = 256ULL << 20,
 	.workdir_inodes = 65536,
 	.max_procs = 256,
@@ -259,7 +259,7 @@ static void usage(FILE *f)
 		"  --keepalive-interval S    whitespace while a run is quiet (15)\n"
 		"  --sandbox-network         give blocks the handler's network (off)\n"
 		"  --memory-max N            RLIMIT_DATA per block (2G)\n"
-		"  --address-space-max N     RLIMIT_AS per block (64G)\n"
+		"  --address-space-max N     RLIMIT_AS per block (256G)\n"
 		"  --workdir-bytes N         the run's workdir tmpfs (256M)\n"
 		"  --workdir-inodes N        files in the workdir (65536)\n"
 		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
