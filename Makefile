@@ -43,10 +43,10 @@ DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev sys
 DEPS_RUN := python3 nodejs ruby php-cli perl bash
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
-	chromium strace libpython3.11-testsuite
+	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2
 
-.PHONY: all run check sanitize fuzz bench bench-units install uninstall clean deps deps-check \
-	unit replay blackbox lint-man
+.PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \
+	deps-check unit replay blackbox lint-man
 
 all: $(BIN)
 
@@ -110,6 +110,14 @@ sanitize: deps-check
 	@CODELLM_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-all
 	$(MAKE) clean
+
+# The same programs outside the sandbox (as nobody) and inside codellm: CPython's
+# own regression tests and everyday programs in the six languages. One that works
+# outside only fails, unless tests/compat/refusals.txt refuses it by design. About
+# 8 minutes; make check runs it too.
+compat: deps-check
+	$(MAKE) all
+	/usr/bin/python3 tests/compat/run -j 2
 
 # libFuzzer builds of each target (clang); run one with e.g.
 #   tests/fuzz/libfuzzer_http tests/fuzz/corpus/http -max_total_time=60
