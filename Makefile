@@ -67,6 +67,16 @@ sandbox/init/codellm-init: sandbox/init/codellm-init.c
 	$(CC) $(INIT_CFLAGS) $(INIT_LDFLAGS) -o $@ $<
 sandbox/initbin.o: sandbox/init/codellm-init
 
+# The blocks' seccomp filters, compiled once at build time (libseccomp
+# needs tens of milliseconds for them; a handler serves one request) and
+# embedded (.incbin). Built with the handler's flags, run on the build host.
+SECCOMP_BLOBS := sandbox/gen/filter-plain.bpf sandbox/gen/filter-netlink.bpf
+sandbox/gen/seccomp-gen: sandbox/gen/seccomp-gen.c sandbox/seccomp.c $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ sandbox/gen/seccomp-gen.c sandbox/seccomp.c $(PKG_LIBS)
+$(SECCOMP_BLOBS) &: sandbox/gen/seccomp-gen
+	sandbox/gen/seccomp-gen $(SECCOMP_BLOBS)
+sandbox/seccomp-blob.o: $(SECCOMP_BLOBS)
+
 $(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
@@ -173,5 +183,5 @@ uninstall:
 
 clean:
 	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o ops/*.o $(UNIT_BINS) $(TEST_HELPERS) \
-		sandbox/init/codellm-init \
+		sandbox/init/codellm-init sandbox/gen/seccomp-gen $(SECCOMP_BLOBS) \
 		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o

@@ -218,7 +218,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (pol->layers & SBX_BIT(SBX_L_SECCOMP)) {
 		rc = sbx_policy_seccomp(pol);
 		if (rc < 0 && (rc = layer_failed(run, SBX_L_SECCOMP, -rc, &e,
-						 "seccomp: compiling the filter")) < 0)
+						 "seccomp: loading the filter")) < 0)
 			return rc;
 	}
 	return 0;
@@ -226,14 +226,10 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 
 int sbx_policy_seccomp(struct sbx_policy *pol)
 {
-	/* netlink route queries only where they see the block's own empty
-	 * namespace; 65534 is the block's one id inside */
-	struct sbx_seccomp_cfg sc = {
-		.netlink_route = pol->net == SBX_NET_OWN, .uid = SBX_BLOCK_ID,
-		.gid = SBX_BLOCK_ID,
-	};
+	/* netlink route queries only where they see the block's own
+	 * namespace; the filter was compiled at build time (seccomp-blob.c) */
 	struct sbx_bpf b = { 0 };
-	int rc = sbx_seccomp_build(&sc, &b);
+	int rc = sbx_seccomp_prebuilt(pol->net == SBX_NET_OWN, &b);
 
 	if (rc < 0)
 		return rc;

@@ -120,7 +120,10 @@ struct sbx_seccomp_cfg {
 };
 /* Compile the filter (deny by default, ENOSYS) into ret->insns. */
 int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
-/* (Re)compile pol->bpf for where pol->net puts the block. */
+/* The filter for the block's ids (SBX_BLOCK_ID), compiled at build time:
+ * with netlink route sockets or without. */
+int sbx_seccomp_prebuilt(int netlink_route, struct sbx_bpf *ret);
+/* (Re)load pol->bpf for where pol->net puts the block. */
 int sbx_policy_seccomp(struct sbx_policy *pol);
 int sbx_seccomp_apply(const struct sbx_bpf *b);
 int sbx_seccomp_available(void);

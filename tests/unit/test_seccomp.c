@@ -269,6 +269,17 @@ int main(void)
 	       f[0].len / sizeof(struct sock_filter), f[1].len / sizeof(struct sock_filter), BPF_MAXINSNS);
 	rc = sbx_seccomp_build(&bad, &none);
 	tap_ok(rc == -EINVAL && !none.insns, "build refuses -1 as the block's id: %d", rc);
+	/* what the handler loads: compiled at build time, the same filters */
+	for (int k = 0; k < 2; k++) {
+		struct sbx_bpf pre = { 0 };
+
+		rc = sbx_seccomp_prebuilt(k, &pre);
+		tap_ok(rc == 0 && f[k].insns && pre.len == f[k].len &&
+		       !memcmp(pre.insns, f[k].insns, pre.len),
+		       "the filter embedded at build time (netlink_route %d) equals a fresh compile "
+		       "(%zu bytes)", k, pre.len);
+		sbx_bpf_free(&pre);
+	}
 	if (!f[0].insns || !f[1].insns)
 		return tap_done();
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
