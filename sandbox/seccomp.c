@@ -1,6 +1,7 @@
-/* The block's system-call filter, compiled once per request in the
- * handler with libseccomp and installed by each program process as raw
- * BPF, the last step before execve. It is an allowlist: a call it does
+/* The block's system-call filter, compiled with libseccomp at build
+ * time (sandbox/gen/seccomp-gen; the handler embeds the result) and
+ * installed by each program process as raw BPF, the last step before
+ * execve. It is an allowlist: a call it does
  * not name fails with ENOSYS, as on a kernel too old to have it, so a
  * program takes its fallback. Calls newer than upstream libseccomp
  * 2.5.4 knows (Linux 5.17) are raw x86-64 numbers.
