@@ -1,10 +1,11 @@
 /* A block's processes. The first one (created by the handler with the
- * block's namespaces, so PID 1 of its PID namespace) builds the root and
- * stays as the block's minimal init; the program process it forks
- * applies the per-process layers in the order that works — rlimits, the
- * uid, the parent-death signal, descriptors, no_new_privs, capabilities,
- * Landlock, seccomp last — reports "setup finished" and waits for the
- * handler's go before it execs. The handler is single-threaded, so after
+ * block's namespaces, so PID 1 of its PID namespace) builds the root,
+ * forks the program and then execs codellm-init (sandbox/init/), so the
+ * block's init holds nothing of the handler; the program process applies
+ * the per-process layers in the order that works — rlimits, the uid, the
+ * parent-death signal, descriptors, no_new_privs, capabilities,
+ * Landlock, seccomp last — waits until the init has exec'd, reports
+ * "setup finished" and waits for the handler's go before it execs. The handler is single-threaded, so after
  * fork any libc call is safe here; raise() and abort() are not, since a
  * raw clone leaves libc's cached thread id stale. */
 #include <errno.h>

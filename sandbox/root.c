@@ -201,6 +201,7 @@ static int build_dev(const struct sbx_policy *pol)
 		{ "ptmx", "pts/ptmx" },
 	};
 	char opts[128];
+	int rc;
 
 	if (mkdir("dev", 0755) < 0 || mkdir("dev/shm", 01777) < 0 ||
 	    mkdir("dev/pts", 0755) < 0)
@@ -216,8 +217,8 @@ static int build_dev(const struct sbx_policy *pol)
 				continue;	/* e.g. a container without one */
 			return -ENODEV;
 		}
-		if (make_point(dst, 0) < 0)
-			return -errno;
+		if ((rc = make_point(dst, 0)) < 0)
+			return rc;
 		/* no nosuid/ro: /dev/null must stay writable */
 		if (mount(host, dst, NULL, MS_BIND, NULL) < 0)
 			return -errno;

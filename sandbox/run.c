@@ -158,10 +158,11 @@ static int run_files(struct sbx_run *run, const struct sbx_config *cfg,
 	    (rc = layer_failed(run, SBX_L_PROC, -rc, e, "proc: the mask files")) < 0)
 		return rc;
 	if (pol->layers & SBX_BIT(SBX_L_INIT)) {
-		pol->files.init_fd = sbx_init_memfd();
-		if (pol->files.init_fd < 0 &&
-		    (rc = layer_failed(run, SBX_L_INIT, -pol->files.init_fd, e,
-				       "init: the executable memfd of codellm-init")) < 0)
+		rc = sbx_init_memfd();
+		if (rc >= 0)
+			pol->files.init_fd = rc;
+		else if ((rc = layer_failed(run, SBX_L_INIT, -rc, e,
+					    "init: the executable memfd of codellm-init")) < 0)
 			return rc;
 	}
 	if (own_uid || !(pol->layers & SBX_BIT(SBX_L_UCOUNTS)))
