@@ -1948,14 +1948,26 @@ def scan(pid):
             if "r" not in perms or ln.endswith("[vvar]") or ln.endswith("[vsyscall]"):
                 continue
             lo, hi = (int(x, 16) for x in rng.split("-"))
-            try:
-                mem.seek(lo)
-                data = mem.read(hi - lo)
-            except OSError:
+            # the handler's and the init's own memory is small; regions of
+            # hundreds of MiB are a sanitizer's shadow (make sanitize)
+            if hi - lo > 256 << 20:
                 continue
-            for name, n in needles.items():
-                if n in data:
-                    found.add(name)
+            # in chunks, overlapping by the longest needle
+            pos, keep = lo, b""
+            while pos < hi:
+                try:
+                    mem.seek(pos)
+                    chunk = mem.read(min(1 << 20, hi - pos))
+                except (OSError, OverflowError):
+                    break
+                if not chunk:
+                    break
+                data = keep + chunk
+                for name, n in needles.items():
+                    if n in data:
+                        found.add(name)
+                keep = data[-64:]
+                pos += len(chunk)
     return sorted(found)
 
 

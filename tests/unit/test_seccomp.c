@@ -168,6 +168,10 @@ static void child(const struct row *r, const struct sbx_bpf *f, int wfd)
 
 	if (pipe(p) < 0)
 		_exit(120);
+	/* a probe that faults must die by its signal, as a program would:
+	 * not in a sanitizer's handler (make sanitize installs them) */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
 	for (int i = 0; i < 6; i++)
 		a[i] = arg(r->a[i], p[0]);
 	if (f && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || sbx_seccomp_apply(f) < 0))
