@@ -351,11 +351,7 @@ static void init_wait(pid_t prog, int ready_fd)
 	pid_t self = getpid(), w;
 	int status = 0, st, done = 0, sig = 0;
 
-	sigemptyset(&wait_set);
-	sigaddset(&wait_set, SIGCHLD);
-	sigaddset(&wait_set, SIGTERM);
-	sigaddset(&wait_set, SIGINT);
-	sigaddset(&wait_set, SIGHUP);
+	sbx_wait_set(&wait_set);
 	/* nothing of /proc/1 for the program: the handler's memory is
 	 * still here when the clean init could not be exec'd (besteffort) */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -408,23 +404,14 @@ static void init_wait(pid_t prog, int ready_fd)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
 }
 
-void sbx_child_main(const struct sbx_pipeline *p, size_t i,
-		    const struct sbx_child_fds *f)
+/* The block's ids, its own session and standard descriptors, and
+ * nothing else of what the handler had open. */
+static void become_block(const struct sbx_policy *pol, const struct sbx_child_fds *f)
 {
-	const struct sbx_policy *pol = p->pol;
 	unsigned L = pol->layers;
-	sigset_t wait_set;
-	const char *layer;
-	pid_t prog, self;
+	int rc, keep[3];
 	char sync;
-	int rc, keep[3], syncp[2];
 
-	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
-	 * programs expect the defaults */
-	signal(SIGPIPE, SIG_DFL);
-	/* our copy of the go pipe's write end would hide the handler's
-	 * death from the read below */
-	close(f->go_wr);
 	/* Kernel memory held through descriptors (socket and pipe buffers)
 	 * no rlimit counts; under memory pressure the OOM killer must take
 	 * a block, never the handler. Inherited by everything the block
@@ -458,6 +445,17 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	keep[2] = pol->files.init_fd;
 	sort3(keep);
 	keep_only(keep, 3);
+}
+
+/* The block's root (or, without one, the workdir), its hostname and
+ * its loopback. */
+static void build_block(const struct sbx_policy *pol, size_t i,
+			const struct sbx_child_fds *f)
+{
+	unsigned L = pol->layers;
+	const char *layer;
+	int rc;
+
 	if (L & SBX_BIT(SBX_L_ROOT)) {
 		if ((rc = sbx_block_root(pol, i, &layer)) < 0)
 			child_fail(f->ready, layer, -rc);
@@ -470,14 +468,27 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	if ((L & SBX_BIT(SBX_L_NETNS)) && pol->net == SBX_NET_OWN &&
 	    (rc = sbx_net_lo_up()) < 0)
 		child_fail(f->ready, "netns", -rc);
+}
 
-	sigemptyset(&wait_set);
-	sigaddset(&wait_set, SIGCHLD);
-	sigaddset(&wait_set, SIGTERM);
-	sigaddset(&wait_set, SIGINT);
-	sigaddset(&wait_set, SIGHUP);
+void sbx_child_main(const struct sbx_pipeline *p, size_t i,
+		    const struct sbx_child_fds *f)
+{
+	const struct sbx_policy *pol = p->pol;
+	sigset_t wait_set;
+	pid_t prog, self;
+	int syncp[2];
+
+	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
+	 * programs expect the defaults */
+	signal(SIGPIPE, SIG_DFL);
+	/* our copy of the go pipe's write end would hide the handler's
+	 * death from the read below */
+	close(f->go_wr);
+	become_block(pol, f);
+	build_block(pol, i, f);
 	/* SIGTERM is this process's parent-death signal: caught, so a dying
 	 * handler still has the whole block killed */
+	sbx_wait_set(&wait_set);
 	if (sigprocmask(SIG_BLOCK, &wait_set, NULL) < 0 ||
 	    prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
 	    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
@@ -496,7 +507,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		program(p, i, f, self, syncp[0]);
 	}
 	close(syncp[0]);
-	if (L & SBX_BIT(SBX_L_INIT))
+	if (pol->layers & SBX_BIT(SBX_L_INIT))
 		exec_init(pol, prog, f->ready, syncp[1]);
 	close(syncp[1]);
 	init_wait(prog, f->ready);

@@ -2,6 +2,8 @@
 #ifndef CODELLM_SANDBOX_CHILD_H
 #define CODELLM_SANDBOX_CHILD_H
 
+#include <signal.h>
+
 #include "sandbox/sandbox.h"
 
 struct sbx_child_fds {
@@ -10,6 +12,10 @@ struct sbx_child_fds {
 	int go_rd, go_wr;	/* the handler's go byte; our copy of its write end */
 	int sync;		/* the handler wrote our uid/gid maps */
 };
+
+/* SIGCHLD, SIGTERM, SIGINT, SIGHUP: what the handler's run loop and a
+ * block's init wait for (SIGTERM is the init's parent-death signal). */
+void sbx_wait_set(sigset_t *s);
 
 /* write(2) until everything is written; -errno on failure. */
 int sbx_write_all(int fd, const void *data, size_t len);

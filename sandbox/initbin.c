@@ -1,7 +1,6 @@
 /* codellm-init (sandbox/init/codellm-init.c), embedded in the handler
  * and handed to each block's first process as a sealed memfd it can only
- * execute (THREATS.md #19). The assembler reads the file; the path is
- * relative to the directory make runs in, the Makefile's. */
+ * execute (THREATS.md #19). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -9,19 +8,13 @@
 #include <unistd.h>
 
 #include "sandbox/child.h"
+#include "sandbox/embed.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif
 
-__asm__(".section .rodata\n"
-	".balign 16\n"
-	"codellm_init_bin:\n"
-	".incbin \"sandbox/init/codellm-init\"\n"
-	"codellm_init_bin_end:\n"
-	".previous\n");
-extern const char codellm_init_bin[] __asm__("codellm_init_bin");
-extern const char codellm_init_bin_end[] __asm__("codellm_init_bin_end");
+SBX_EMBED(codellm_init_bin, "sandbox/init/codellm-init");
 
 int sbx_init_memfd(void)
 {

@@ -32,20 +32,28 @@
 
 /* ---- the handler's own namespace for the request ----------------------- */
 
+/* One write of `text` to an existing file (a /proc or /proc/sys entry,
+ * which takes it whole or not at all). */
+static int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = 0;
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	errno = 0;
+	if (write(fd, text, len) != (ssize_t)len)
+		rc = errno ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
 static int write_proc(pid_t pid, const char *file, const char *text)
 {
 	char path[64];
-	int fd, rc = 0;
-	size_t len = strlen(text);
 
 	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		rc = -errno ? -errno : -EIO;
-	close(fd);
-	return rc;
+	return write_text(path, text);
 }
 
 int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map)
@@ -197,15 +205,9 @@ static unsigned long long read_ull(const char *path)
 static int write_sys(const char *path, unsigned long long v)
 {
 	char buf[32];
-	int fd = open(path, O_WRONLY | O_CLOEXEC), n, rc = 0;
 
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof buf, "%llu", v);
-	if (write(fd, buf, (size_t)n) != n)
-		rc = -errno ? -errno : -EIO;
-	close(fd);
-	return rc;
+	snprintf(buf, sizeof buf, "%llu", v);
+	return write_text(path, buf);
 }
 
 /* Per-user kernel limits count per user namespace up to the initial one,
@@ -311,9 +313,8 @@ int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
  * whose root is not mapped). */
 int sbx_block_ipc_ns(unsigned long long shm_bytes)
 {
-	static const char sem[] = "250 32000 32 128";
 	unsigned long long page = (unsigned long long)sysconf(_SC_PAGESIZE);
-	int fd, rc = 0;
+	int rc;
 
 	if (unshare(CLONE_NEWIPC) < 0)
 		return -errno;
@@ -323,13 +324,7 @@ int sbx_block_ipc_ns(unsigned long long shm_bytes)
 			    shm_bytes / 16384 < 32000 ? shm_bytes / 16384 + 1 : 32000)) < 0)
 		return rc;
 	/* semaphore arrays: SEMMSL SEMMNS SEMOPM SEMMNI, a few hundred KiB */
-	fd = open("/proc/sys/kernel/sem", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, sem, sizeof sem - 1) != (ssize_t)(sizeof sem - 1))
-		rc = -errno ? -errno : -EIO;
-	close(fd);
-	return rc;
+	return write_text("/proc/sys/kernel/sem", "250 32000 32 128");
 }
 
 /* In the block's own network namespace, loopback up: a server and its

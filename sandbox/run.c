@@ -194,10 +194,12 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	pol->shm_bytes = cfg->shm_bytes;
 	pol->layers = cfg->mode == SBX_OFF ? 0 : SBX_ALL_LAYERS;
 	pol->net = SBX_NET_HOST;
-	if (cfg->mode != SBX_OFF &&
-	    ((rc = choose_network(run, cfg, &e)) < 0 ||
-	     (rc = own_uid = take_identity(run, cfg, &e)) < 0))
-		return rc;
+	if (cfg->mode != SBX_OFF) {
+		if ((rc = choose_network(run, cfg, &e)) < 0 ||
+		    (rc = take_identity(run, cfg, &e)) < 0)
+			return rc;
+		own_uid = rc;
+	}
 	if ((rc = make_rundir(run, cfg, &e)) < 0 ||
 	    (rc = run_files(run, cfg, own_uid, &e)) < 0)
 		return rc;

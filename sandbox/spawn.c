@@ -45,15 +45,20 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+void sbx_wait_set(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGCHLD);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGHUP);
+}
+
 int sbx_signals_init(void)
 {
 	sigset_t s;
 
-	sigemptyset(&s);
-	sigaddset(&s, SIGCHLD);
-	sigaddset(&s, SIGTERM);
-	sigaddset(&s, SIGINT);
-	sigaddset(&s, SIGHUP);
+	sbx_wait_set(&s);
 	if (sigprocmask(SIG_BLOCK, &s, NULL) < 0)
 		return -errno;
 	return signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -349,21 +354,10 @@ static void release_arrays(struct sbx_pipeline *p)
 	p->taps = NULL;
 }
 
-static int start_once(struct sbx_pipeline *p)
+static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 {
-	const struct sbx_policy *pol = p->pol;
-	unsigned long flags = clone_flags(pol);
-	/* where the handler is root in the run's user namespace, it makes
-	 * each block's IPC namespace itself, with bounded SysV limits */
-	int own_ipc = (pol->layers & SBX_BIT(SBX_L_IPCNS)) &&
-		      (pol->layers & SBX_BIT(SBX_L_WORKDIR));
 	struct sbx_relay *f;
-	int go[2], in = -1;
 
-	p->self = getpid();
-	p->go_fd = -1;
-	p->error[0] = '\0';
-	p->error_layer = -1;
 	release_arrays(p);
 	p->res = calloc(p->n, sizeof *p->res);
 	p->pids = calloc(p->n, sizeof *p->pids);
@@ -383,109 +377,113 @@ static int start_once(struct sbx_pipeline *p)
 		f->err[i] = -1;
 		f->edges[i].up = f->edges[i].down = -1;
 	}
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return start_fail(p, f, "pipe", errno);
-	p->go_fd = go[1];
-	in = stdin_fd(p);
-	if (in < 0) {
+	*ret = f;
+	return 0;
+}
+
+/* Block i's uid/gid maps, written from the parent user namespace, then
+ * "m" on its sync pipe: inside, the block is 65534; outside, the id the
+ * run's files belong to. 0 or -errno. */
+static int write_block_maps(const struct sbx_policy *pol, pid_t pid, int sync_wr)
+{
+	char umap[48], gmap[48];
+	int rc;
+
+	snprintf(umap, sizeof umap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)pol->map_uid);
+	snprintf(gmap, sizeof gmap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)pol->map_gid);
+	rc = sbx_write_maps(pid, umap, gmap);
+	if (rc == 0 && write(sync_wr, "m", 1) != 1)
+		rc = -EIO;
+	return rc;
+}
+
+/* One block: its IPC namespace (where the handler makes it), its pipes,
+ * the clone, its maps. *in is its standard input and becomes the next
+ * block's; on failure the run is torn down and why is in p->error. */
+static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
+		       unsigned long flags, int own_ipc, int *in, const int go[2])
+{
+	const struct sbx_policy *pol = p->pol;
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, readyp[2] = { -1, -1 },
+	    nextp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, e;
+	struct sbx_child_fds cf;
+	pid_t pid;
+
+	if (own_ipc && (e = sbx_block_ipc_ns(pol->shm_bytes)) < 0) {
+		close_fd(in);
 		close(go[0]);
-		return start_fail(p, f, "stdin", errno);
+		p->error_layer = SBX_L_IPCNS;
+		snprintf(p->error, sizeof p->error, "block %zu: ipcns: %s", i, strerror(-e));
+		return start_fail(p, f, "ipcns", -e);
 	}
-	if (own_ipc)
-		flags &= ~(unsigned long)CLONE_NEWIPC;
-	for (size_t i = 0; i < p->n; i++) {
-		int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, readyp[2] = { -1, -1 },
-		    nextp[2] = { -1, -1 }, syncp[2] = { -1, -1 }, e;
-		struct sbx_child_fds cf;
-		pid_t pid;
-
-		if (own_ipc && (e = sbx_block_ipc_ns(pol->shm_bytes)) < 0) {
-			close_fd(&in);
-			close(go[0]);
-			p->error_layer = SBX_L_IPCNS;
-			snprintf(p->error, sizeof p->error, "block %zu: ipcns: %s", i,
-				 strerror(-e));
-			return start_fail(p, f, "ipcns", -e);
-		}
-		if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-		    pipe2(readyp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
-		    (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0)) {
-			e = errno;
-			for (int k = 0; k < 2; k++) {
-				close_fd(&outp[k]);
-				close_fd(&errp[k]);
-				close_fd(&readyp[k]);
-				close_fd(&syncp[k]);
-				close_fd(&nextp[k]);
-			}
-			close_fd(&in);
-			close(go[0]);
-			return start_fail(p, f, "pipe", e);
-		}
-		open_to_block(outp[1]);
-		open_to_block(errp[1]);
-		cf = (struct sbx_child_fds){
-			.in = in, .out = outp[1], .err = errp[1], .ready = readyp[1],
-			.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
-		};
-		pid = clone_block(flags);
-		if (pid == 0)
-			sbx_child_main(p, i, &cf);
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    pipe2(readyp, O_CLOEXEC) < 0 || pipe2(syncp, O_CLOEXEC) < 0 ||
+	    (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0)) {
 		e = errno;
-		close(in);
-		close(outp[1]);
-		close(errp[1]);
-		close(readyp[1]);
-		close(syncp[0]);
-		in = nextp[0];
-		f->err[i] = errp[0];
-		p->ready_fds[i] = readyp[0];
-		if (i + 1 < p->n) {
-			f->edges[i].up = outp[0];
-			f->edges[i].down = nextp[1];
-		} else {
-			f->out = outp[0];
+		for (int k = 0; k < 2; k++) {
+			close_fd(&outp[k]);
+			close_fd(&errp[k]);
+			close_fd(&readyp[k]);
+			close_fd(&syncp[k]);
+			close_fd(&nextp[k]);
 		}
-		if (pid < 0) {
-			close(syncp[1]);
-			close_fd(&in);
-			close(go[0]);
-			p->error_layer = flags ? refused_ns(pol) : -1;
-			snprintf(p->error, sizeof p->error, "block %zu: %s: %s", i,
-				 p->error_layer >= 0 ? sbx_layer_name(p->error_layer) : "fork",
-				 strerror(e));
-			return start_fail(p, f, "clone", e);
-		}
-		p->pids[i] = pid;
-		p->res[i].started = 1;
-		if (pol->layers & SBX_BIT(SBX_L_USERNS)) {
-			char umap[48], gmap[48];
-			int rc;
-
-			/* inside, the block is 65534; outside, the id the run's
-			 * files belong to */
-			snprintf(umap, sizeof umap, "65534 %u 1\n", (unsigned)pol->map_uid);
-			snprintf(gmap, sizeof gmap, "65534 %u 1\n", (unsigned)pol->map_gid);
-			rc = sbx_write_maps(pid, umap, gmap);
-			if (rc < 0 || write(syncp[1], "m", 1) != 1) {
-				close(syncp[1]);
-				close_fd(&in);
-				close(go[0]);
-				p->error_layer = SBX_L_USERNS;
-				snprintf(p->error, sizeof p->error, "block %zu: userns: uid/gid maps: %s",
-					 i, strerror(rc < 0 ? -rc : EIO));
-				return start_fail(p, f, "userns", rc < 0 ? -rc : EIO);
-			}
-		}
-		close(syncp[1]);
+		close_fd(in);
+		close(go[0]);
+		return start_fail(p, f, "pipe", e);
 	}
-	close(go[0]);
-	/* the handler lets go of the last block's IPC namespace: it ends
-	 * with that block */
-	if (own_ipc)
-		unshare(CLONE_NEWIPC);
+	open_to_block(outp[1]);
+	open_to_block(errp[1]);
+	cf = (struct sbx_child_fds){
+		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
+		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
+	};
+	pid = clone_block(flags);
+	if (pid == 0)
+		sbx_child_main(p, i, &cf);
+	e = errno;
+	close(*in);
+	close(outp[1]);
+	close(errp[1]);
+	close(readyp[1]);
+	close(syncp[0]);
+	*in = nextp[0];
+	f->err[i] = errp[0];
+	p->ready_fds[i] = readyp[0];
+	if (i + 1 < p->n) {
+		f->edges[i].up = outp[0];
+		f->edges[i].down = nextp[1];
+	} else {
+		f->out = outp[0];
+	}
+	if (pid < 0) {
+		close(syncp[1]);
+		close_fd(in);
+		close(go[0]);
+		p->error_layer = flags ? refused_ns(pol) : -1;
+		snprintf(p->error, sizeof p->error, "block %zu: %s: %s", i,
+			 p->error_layer >= 0 ? sbx_layer_name(p->error_layer) : "fork",
+			 strerror(e));
+		return start_fail(p, f, "clone", e);
+	}
+	p->pids[i] = pid;
+	p->res[i].started = 1;
+	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) &&
+	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
+		close(syncp[1]);
+		close_fd(in);
+		close(go[0]);
+		p->error_layer = SBX_L_USERNS;
+		snprintf(p->error, sizeof p->error, "block %zu: userns: uid/gid maps: %s",
+			 i, strerror(-e));
+		return start_fail(p, f, "userns", -e);
+	}
+	close(syncp[1]);
+	return 0;
+}
 
-	/* Every block reports its setup, or why it failed, before any runs. */
+/* Every block reports its setup, or why it failed, before any runs. */
+static int await_ready(struct sbx_pipeline *p, struct sbx_relay *f)
+{
 	for (size_t i = 0; i < p->n; i++) {
 		char msg[256];
 		struct pollfd pfd = { .fd = p->ready_fds[i], .events = POLLIN };
@@ -512,6 +510,44 @@ static int start_once(struct sbx_pipeline *p)
 			 "block %zu: setup %s", i, pr == 0 ? "timed out" : "died");
 		return start_fail(p, f, "setup", EIO);
 	}
+	return 0;
+}
+
+static int start_once(struct sbx_pipeline *p)
+{
+	const struct sbx_policy *pol = p->pol;
+	/* where the handler is root in the run's user namespace, it makes
+	 * each block's IPC namespace itself, with bounded SysV limits */
+	int own_ipc = (pol->layers & SBX_BIT(SBX_L_IPCNS)) &&
+		      (pol->layers & SBX_BIT(SBX_L_WORKDIR));
+	unsigned long flags = clone_flags(pol) & ~(own_ipc ? (unsigned long)CLONE_NEWIPC : 0);
+	struct sbx_relay *f = NULL;
+	int go[2], in, rc;
+
+	p->self = getpid();
+	p->go_fd = -1;
+	p->error[0] = '\0';
+	p->error_layer = -1;
+	if ((rc = alloc_run(p, &f)) < 0)
+		return rc;
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return start_fail(p, f, "pipe", errno);
+	p->go_fd = go[1];
+	in = stdin_fd(p);
+	if (in < 0) {
+		close(go[0]);
+		return start_fail(p, f, "stdin", errno);
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if ((rc = spawn_block(p, f, i, flags, own_ipc, &in, go)) < 0)
+			return rc;
+	close(go[0]);
+	/* the handler lets go of the last block's IPC namespace: it ends
+	 * with that block */
+	if (own_ipc)
+		unshare(CLONE_NEWIPC);
+	if ((rc = await_ready(p, f)) < 0)
+		return rc;
 	for (size_t i = 0; i + 1 < p->n; i++) {
 		f->edges[i].buf = malloc(RELAY_BUF);
 		if (!f->edges[i].buf)
