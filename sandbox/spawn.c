@@ -766,10 +766,183 @@ static int client_event(struct sbx_pipeline *p, short revents, int *eof)
 	return -1;
 }
 
+/* Phase two's start: the relay's ends non-blocking, the clock started,
+ * then one go byte per block, however many blocks (--max-blocks goes to
+ * 256; the pipe holds 64 KiB, so this never blocks). */
+static void relay_begin(struct sbx_pipeline *p, struct sbx_relay *f)
+{
+	char go[64];
+	size_t left = p->n, k;
+
+	for (size_t i = 0; i < p->n; i++) {
+		fcntl(f->err[i], F_SETFL, O_NONBLOCK);
+		if (i + 1 < p->n) {
+			fcntl(f->edges[i].up, F_SETFL, O_NONBLOCK);
+			fcntl(f->edges[i].down, F_SETFL, O_NONBLOCK);
+		}
+	}
+	fcntl(f->out, F_SETFL, O_NONBLOCK);
+	f->t0 = now_ms();
+	memset(go, 'G', sizeof go);
+	for (; left > 0; left -= k) {
+		k = left < sizeof go ? left : sizeof go;
+		if (sbx_write_all(p->go_fd, go, k) < 0)
+			break;
+	}
+	close_fd(&p->go_fd);
+}
+
+/* A block's output still to be drained. */
+static int open_reads(const struct sbx_pipeline *p, const struct sbx_relay *f)
+{
+	int n = f->out >= 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		n += f->err[i] >= 0 || (i + 1 < p->n && f->edges[i].up >= 0);
+	return n;
+}
+
+/* The wall deadline and the keep-alive: 1 when the run just ended
+ * (the loop looks again before it waits). */
+static int tick(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
+		long now, long deadline, long *next_ka)
+{
+	if (p->end == SBX_END_NORMAL && now >= deadline) {
+		end_run(p, f, live, SBX_END_TIMEOUT);
+		return 1;
+	}
+	if (*next_ka >= 0 && now >= *next_ka) {
+		*next_ka = now + p->keepalive_ms;
+		if (p->end == SBX_END_NORMAL && p->cb.keepalive &&
+		    p->cb.keepalive(p->cb.ctx) < 0) {
+			end_run(p, f, live, SBX_END_CLIENT);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* How long poll may sleep: until the deadline or the next keep-alive;
+ * briefly while an ended run drains. */
+static int next_wait(const struct sbx_pipeline *p, long now, long deadline, long next_ka)
+{
+	long wait = deadline - now;
+
+	if (next_ka >= 0 && next_ka - now < wait)
+		wait = next_ka - now;
+	if (p->end != SBX_END_NORMAL)
+		wait = 50;
+	return wait < 0 ? 0 : (int)wait;
+}
+
+/* [0] signals, [1] the client, [2] the last block's stdout, then per
+ * block its stderr and, for an edge, the side that can move now. */
+static nfds_t fill_pollfds(const struct sbx_pipeline *p, const struct sbx_relay *f,
+			   struct pollfd *pfd, int watch_client, int client_eof)
+{
+	nfds_t n = 0;
+
+	pfd[n++] = (struct pollfd){ .fd = p->sig_fd, .events = POLLIN };
+	pfd[n++] = (struct pollfd){
+		.fd = watch_client ? p->client_fd : -1,
+		.events = client_eof ? 0 : POLLIN | POLLRDHUP };
+	pfd[n++] = (struct pollfd){ .fd = f->out, .events = POLLIN };
+	for (size_t i = 0; i < p->n; i++) {
+		const struct edge *e = &f->edges[i];
+
+		pfd[n++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
+		if (i + 1 >= p->n)
+			continue;
+		if (e->len > 0 && e->down >= 0)
+			pfd[n++] = (struct pollfd){ .fd = e->down, .events = POLLOUT };
+		else if (e->up >= 0 && e->len == 0)
+			pfd[n++] = (struct pollfd){ .fd = e->up, .events = POLLIN };
+	}
+	return n;
+}
+
+/* The last block's stdout: counted, kept up to the cap, streamed. */
+static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
+		      char *scratch)
+{
+	ssize_t r = drain(f->out, scratch, RELAY_BUF);
+	size_t kept = p->out.len;
+
+	if (r == 0) {
+		close_fd(&f->out);
+		return;
+	}
+	if (r < 0)
+		return;
+	p->out_bytes += (uint64_t)r;
+	p->res[p->n - 1].out_bytes += (uint64_t)r;
+	keep(&p->out, p->max_stdout, scratch, (size_t)r);
+	if (p->out_bytes > p->max_stdout)
+		p->out_truncated = 1;
+	/* when a cut output already decides the answer (agent mode),
+	 * running on only burns time */
+	if (p->out_truncated && p->stop_at_cap)
+		end_run(p, f, live, SBX_END_OUTPUT);
+	if (p->cb.output && p->out.len > kept && p->end == SBX_END_NORMAL &&
+	    p->cb.output(p->cb.ctx, p->out.p + kept, p->out.len - kept) < 0)
+		end_run(p, f, live, SBX_END_CLIENT);
+}
+
+/* Block i's stderr (its tail kept) and the edge to block i+1: read what
+ * i wrote, write it on as i+1 takes it, tap what crossed. */
+static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char *scratch)
+{
+	struct edge *e = &f->edges[i];
+	ssize_t r;
+
+	if (f->err[i] >= 0 && (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
+		if (r == 0) {
+			close_fd(&f->err[i]);
+		} else {
+			p->res[i].err_bytes += (uint64_t)r;
+			keep_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
+		}
+	}
+	if (i + 1 >= p->n)
+		return;
+	if (e->len == 0 && e->up >= 0) {
+		r = drain(e->up, e->buf, RELAY_BUF);
+		if (r == 0) {
+			close_fd(&e->up);
+		} else if (r > 0) {
+			e->off = 0;
+			e->len = (size_t)r;
+			p->res[i].out_bytes += (uint64_t)r;
+		}
+	}
+	if (e->len > 0 && e->down >= 0) {
+		ssize_t w = write(e->down, e->buf + e->off, e->len);
+
+		if (w > 0) {
+			/* the tap sees exactly what the next block got */
+			p->taps[i].bytes += (uint64_t)w;
+			if (p->tap)
+				keep(&p->taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
+			e->off += (size_t)w;
+			e->len -= (size_t)w;
+		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			/* the next block stopped reading: like a real pipe,
+			 * the writer gets EPIPE/SIGPIPE */
+			close_fd(&e->down);
+			close_fd(&e->up);
+			e->len = 0;
+		}
+	} else if (e->len > 0) {
+		e->len = 0;
+	}
+	if (e->up < 0 && e->len == 0)
+		close_fd(&e->down);
+}
+
 int sbx_pipeline_run(struct sbx_pipeline *p)
 {
 	struct sbx_relay *f = p->relay;
-	size_t live = p->n, nfds;
+	size_t live = p->n;
 	struct pollfd *pfd;
 	char *scratch;
 	long deadline, next_ka;
@@ -784,41 +957,14 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		free(scratch);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->n; i++) {
-		fcntl(f->err[i], F_SETFL, O_NONBLOCK);
-		if (i + 1 < p->n) {
-			fcntl(f->edges[i].up, F_SETFL, O_NONBLOCK);
-			fcntl(f->edges[i].down, F_SETFL, O_NONBLOCK);
-		}
-	}
-	fcntl(f->out, F_SETFL, O_NONBLOCK);
-
-	f->t0 = now_ms();
+	relay_begin(p, f);
 	deadline = f->t0 + (long)(p->timeout_s * 1000.0);
 	next_ka = p->keepalive_ms > 0 ? f->t0 + p->keepalive_ms : -1;
-	{
-		char go[64];
-		size_t left = p->n, k;
-
-		/* one byte per block, however many blocks (--max-blocks goes
-		 * to 1024; the pipe holds 64 KiB, so this never blocks) */
-		memset(go, 'G', sizeof go);
-		for (; left > 0; left -= k) {
-			k = left < sizeof go ? left : sizeof go;
-			if (sbx_write_all(p->go_fd, go, k) < 0)
-				break;
-		}
-		close_fd(&p->go_fd);
-	}
-
 	for (;;) {
-		long now = now_ms(), wait;
-		int open_reads = f->out >= 0;
+		long now = now_ms();
+		nfds_t nfds;
 
-		for (size_t i = 0; i < p->n; i++)
-			open_reads += f->err[i] >= 0 ||
-				      (i + 1 < p->n && f->edges[i].up >= 0);
-		if (live == 0 && !open_reads)
+		if (live == 0 && !open_reads(p, f))
 			break;
 		if (live == 0 && !swept) {
 			/* every block ended: what they left behind must not
@@ -826,46 +972,11 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 			sbx_kill_descendants();
 			swept = 1;
 		}
-		if (p->end == SBX_END_NORMAL && now >= deadline) {
-			end_run(p, f, &live, SBX_END_TIMEOUT);
+		if (tick(p, f, &live, now, deadline, &next_ka))
 			continue;
-		}
-		if (next_ka >= 0 && now >= next_ka) {
-			next_ka = now + p->keepalive_ms;
-			if (p->end == SBX_END_NORMAL && p->cb.keepalive &&
-			    p->cb.keepalive(p->cb.ctx) < 0) {
-				end_run(p, f, &live, SBX_END_CLIENT);
-				continue;
-			}
-		}
-		wait = deadline - now;
-		if (next_ka >= 0 && next_ka - now < wait)
-			wait = next_ka - now;
-		if (p->end != SBX_END_NORMAL)
-			wait = 50;
-		if (wait < 0)
-			wait = 0;
-
-		nfds = 0;
-		pfd[nfds++] = (struct pollfd){ .fd = p->sig_fd, .events = POLLIN };
-		pfd[nfds++] = (struct pollfd){
-			.fd = watch_client ? p->client_fd : -1,
-			.events = client_eof ? 0 : POLLIN | POLLRDHUP };
-		pfd[nfds++] = (struct pollfd){ .fd = f->out, .events = POLLIN };
-		for (size_t i = 0; i < p->n; i++) {
-			struct edge *e = &f->edges[i];
-
-			pfd[nfds++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
-			if (i + 1 >= p->n)
-				continue;
-			if (e->len > 0 && e->down >= 0)
-				pfd[nfds++] = (struct pollfd){ .fd = e->down, .events = POLLOUT };
-			else if (e->up >= 0 && e->len == 0)
-				pfd[nfds++] = (struct pollfd){ .fd = e->up, .events = POLLIN };
-		}
-		if (poll(pfd, nfds, (int)wait) < 0 && errno != EINTR)
+		nfds = fill_pollfds(p, f, pfd, watch_client, client_eof);
+		if (poll(pfd, nfds, next_wait(p, now, deadline, next_ka)) < 0 && errno != EINTR)
 			break;
-
 		if (pfd[0].revents)
 			handle_signals(p, f, &live);
 		if (watch_client && pfd[1].revents &&
@@ -873,78 +984,10 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 			watch_client = 0;
 			end_run(p, f, &live, SBX_END_CLIENT);
 		}
-		if (f->out >= 0 && pfd[2].revents) {
-			ssize_t r = drain(f->out, scratch, RELAY_BUF);
-
-			if (r == 0) {
-				close_fd(&f->out);
-			} else if (r > 0) {
-				size_t kept = p->out.len;
-
-				p->out_bytes += (uint64_t)r;
-				p->res[p->n - 1].out_bytes += (uint64_t)r;
-				keep(&p->out, p->max_stdout, scratch, (size_t)r);
-				if (p->out_bytes > p->max_stdout)
-					p->out_truncated = 1;
-				/* when a cut output already decides the answer
-				 * (agent mode), running on only burns time */
-				if (p->out_truncated && p->stop_at_cap)
-					end_run(p, f, &live, SBX_END_OUTPUT);
-				if (p->cb.output && p->out.len > kept &&
-				    p->end == SBX_END_NORMAL &&
-				    p->cb.output(p->cb.ctx, p->out.p + kept,
-						 p->out.len - kept) < 0)
-					end_run(p, f, &live, SBX_END_CLIENT);
-			}
-		}
-		for (size_t i = 0; i < p->n; i++) {
-			struct edge *e = &f->edges[i];
-			ssize_t r;
-
-			if (f->err[i] >= 0 && (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
-				if (r == 0) {
-					close_fd(&f->err[i]);
-				} else {
-					p->res[i].err_bytes += (uint64_t)r;
-					keep_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
-				}
-			}
-			if (i + 1 >= p->n)
-				continue;
-			if (e->len == 0 && e->up >= 0) {
-				r = drain(e->up, e->buf, RELAY_BUF);
-				if (r == 0) {
-					close_fd(&e->up);
-				} else if (r > 0) {
-					e->off = 0;
-					e->len = (size_t)r;
-					p->res[i].out_bytes += (uint64_t)r;
-				}
-			}
-			if (e->len > 0 && e->down >= 0) {
-				ssize_t w = write(e->down, e->buf + e->off, e->len);
-
-				if (w > 0) {
-					/* the tap sees exactly what the next block got */
-					p->taps[i].bytes += (uint64_t)w;
-					if (p->tap)
-						keep(&p->taps[i].data, p->max_tap,
-						     e->buf + e->off, (size_t)w);
-					e->off += (size_t)w;
-					e->len -= (size_t)w;
-				} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-					/* the next block stopped reading: like a
-					 * real pipe, the writer gets EPIPE/SIGPIPE */
-					close_fd(&e->down);
-					close_fd(&e->up);
-					e->len = 0;
-				}
-			} else if (e->len > 0) {
-				e->len = 0;
-			}
-			if (e->up < 0 && e->len == 0)
-				close_fd(&e->down);
-		}
+		if (f->out >= 0 && pfd[2].revents)
+			on_stdout(p, f, &live, scratch);
+		for (size_t i = 0; i < p->n; i++)
+			on_block(p, f, i, scratch);
 	}
 	p->duration_ms = now_ms() - f->t0;
 	free(pfd);
