@@ -354,6 +354,43 @@ else:
     for d in ("ucounts refused", "ucounts besteffort", "ucounts own uid"):
         t.skip(d, "needs root")
 
+# the new options' bounds: out of range is the operator's mistake (503
+# server_misconfigured, nothing runs); at the edge they hold
+for args, what in ((("--shm-bytes", "63K"), "--shm-bytes below 64K"),
+                   (("--shm-bytes", "2T"), "--shm-bytes above 1T"),
+                   (("--slot-uid-base", "4294963198"), "--slot-uid-base past 4294963197"),
+                   (("--slot-uid-base", "-1"), "--slot-uid-base -1")):
+    with Server("--timeout", "20", *args) as s:
+        r = s.run(one("python", "print('ran')"))
+        t.ok(r.status == 503 and error_of(r).get("code") == "server_misconfigured",
+             "options: %s is a configuration error (503 server_misconfigured)" % what, repr(r)[:300])
+SHM_FILL = ("import errno\nn = 0\ntry:\n    with open('/dev/shm/f', 'wb') as f:\n"
+            "        while n < 1 << 20:\n            f.write(b'x' * 4096); f.flush(); n += 4096\n"
+            "except OSError as e:\n    print(n, errno.errorcode[e.errno])\n")
+with Server("--timeout", "20", env={"CODELLM_SHM_BYTES": "64K"}) as s:
+    r = s.run(one("python", SHM_FILL))
+    t.eq(content(r), "65536 ENOSPC\n",
+         "options: CODELLM_SHM_BYTES=64K (the least): /dev/shm takes 64 KiB, then ENOSPC")
+if os.geteuid() == 0:
+    # --slot-uid-base 0: a root handler's runs share root's uid, and each
+    # run's user namespace gets 1/N of the per-user limits (here 4)
+    INOTIFY_PY = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nn = 0\n"
+                  "while n < 1000 and libc.inotify_init() >= 0:\n    n += 1\n"
+                  "print(n)\n")
+    with open("/proc/sys/fs/inotify/max_user_instances") as f:
+        share = int(f.read()) // 4
+    with Server("--timeout", "20", "--slot-uid-base", "0", "--max-concurrent", "4") as s:
+        r = s.run(one("python", INOTIFY_PY))
+        got = (content(r) or "").split()
+        # other root processes may hold some of root's instances: at most
+        # the run's share, never the uid's whole limit
+        t.ok(len(got) == 1 and 0 < int(got[0]) <= share
+             and "ucounts" in (sandbox_of(r).get("layers") or []),
+             "options: --slot-uid-base 0 shares root's uid; the run gets at most its share of "
+             "inotify instances, %d (1/4): it got %s" % (share, got[:1]), repr(r)[:500])
+else:
+    t.skip("options: --slot-uid-base 0 shares root's uid", "needs root")
+
 GROUPS_PY = ("print([ln.split()[1:] for ln in open('/proc/self/status')"
              " if ln.startswith('Groups:')][0])")
 
