@@ -7,20 +7,33 @@
 
 #include "ops/slots.h"
 
-/* flock works on a read-only descriptor, so a slot file only needs to be
- * readable: created 0644 (whatever the umask), it serves handlers of any
- * user, also after one running as root made it. O_NOFOLLOW: nobody may
- * point a slot name elsewhere. */
+/* flock works on a read-only descriptor, so anyone who can open a slot
+ * file can hold it: a slot file is created 0600 (whatever the umask)
+ * and must belong to the service user, or any local user could lock
+ * every slot and hold every request at 429. A slot left 0644 by an
+ * older version is made private; one owned by another user is refused
+ * (-EPERM: the directory is unusable). O_NOFOLLOW: nobody may point a
+ * slot name elsewhere. */
 static int slot_open(int dfd, const char *name)
 {
 	for (int tries = 0; tries < 4; tries++) {
 		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
 
-		if (fd >= 0 || errno != ENOENT)
-			return fd >= 0 ? fd : -errno;
-		fd = openat(dfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0) {
-			fchmod(fd, 0644);
+			if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+			    st.st_uid != geteuid() ||
+			    ((st.st_mode & 077) && fchmod(fd, 0600) < 0)) {
+				close(fd);
+				return -EPERM;
+			}
+			return fd;
+		}
+		if (errno != ENOENT)
+			return -errno;
+		fd = openat(dfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			fchmod(fd, 0600);
 			return fd;
 		}
 		if (errno != EEXIST)

@@ -1,7 +1,8 @@
 /* Concurrency slots shared by every handler instance (SPEC §9): N lock
  * files in a directory that outlives single instances; a run holds one
  * flock for its lifetime, and the kernel releases it however the
- * process ends (also on SIGKILL or a crash). */
+ * process ends (also on SIGKILL or a crash). The files are 0600 and
+ * must belong to the service user (the handler's euid). */
 #ifndef CODELLM_SLOTS_H
 #define CODELLM_SLOTS_H
 

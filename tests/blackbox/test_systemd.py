@@ -113,8 +113,9 @@ def main(c):
     uid = c.run(["id", "-u", "codellm"]).stdout.strip()
     t.ok(uid.isdigit() and uid != "0", "systemd-sysusers created the system user codellm (uid %s)" % uid)
     r = c.run(["stat", "-c", "%U %a", "/run/codellm"])
-    t.ok(r.stdout.split()[:1] == ["codellm"],
-         "systemd-tmpfiles created /run/codellm for the slots (%s)" % r.stdout.strip(), r.stderr)
+    t.ok(r.stdout.split() == ["codellm", "700"],
+         "systemd-tmpfiles created /run/codellm for the slots, private to codellm (%s)" % r.stdout.strip(),
+         r.stderr)
 
     if harness.SANITIZE:
         # a sanitizer build (make sanitize): LeakSanitizer stops the
@@ -198,6 +199,11 @@ def main(c):
     t.diag("layers: %s; net: %s" % (",".join(sbx.get("layers") or []), sbx.get("net")))
     if rs.status == 503:
         t.diag("sandbox refused inside the service: %s" % json.dumps(rs.error()))
+
+    r = c.run(["sh", "-c", "stat -c '%n %U %a' /run/codellm/slot.*"])
+    slots = [ln.split() for ln in r.stdout.splitlines()]
+    t.ok(slots and all(x[1:] == ["codellm", "600"] for x in slots),
+         "after a run the slot files are the codellm user's, 0600 (%s)" % r.stdout.strip(), r.stderr)
 
     # ---- the debug surface (codellm-debug.socket) -------------------------
     debug_ids = debug_surface(c, exposure)
