@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -78,6 +79,7 @@ struct options {
 	unsigned long long max_tap_bytes;	/* ULLONG_MAX: = max_stdout_bytes */
 	unsigned long long shm_bytes;
 	unsigned long long slot_uid_base;	/* 0: runs of a root handler share a uid */
+	double healthz_cache_s;	/* 0: every /healthz checks the sandbox */
 };
 
 static struct options opt = {
@@ -102,6 +104,7 @@ static struct options opt = {
 	.max_tap_bytes = ULLONG_MAX,
 	.shm_bytes = 64ULL << 20,
 	.slot_uid_base = 2147352576ULL,	/* 0x7ffe0000 */
+	.healthz_cache_s = 1,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -110,8 +113,9 @@ struct opt_def {
 	const char *name;
 	enum opt_kind kind;
 	void *ptr;
-	unsigned long long min, max;	/* K_SIZE bounds */
+	unsigned long long min, max;	/* K_SIZE bounds; K_SECONDS: max ZERO_OK lets 0 (off) through */
 };
+#define ZERO_OK 1
 
 #define SZ(x) ((unsigned long long)(x))
 static const struct opt_def opt_defs[] = {
@@ -143,6 +147,7 @@ static const struct opt_def opt_defs[] = {
 	{ "max-tap-bytes", K_SIZE, &opt.max_tap_bytes, 0, SZ(1) << 32 },
 	{ "shm-bytes", K_SIZE, &opt.shm_bytes, SZ(64) << 10, SZ(1) << 40 },
 	{ "slot-uid-base", K_SIZE, &opt.slot_uid_base, 0, SZ(4294967294) - 4097 },
+	{ "healthz-cache", K_SECONDS, &opt.healthz_cache_s, 0, ZERO_OK },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -206,8 +211,8 @@ static int set_option(const struct opt_def *d, const char *val, const char *from
 	case K_SECONDS:
 		errno = 0;
 		secs = strtod(val, &end);
-		if (errno || *end || end == val || !isfinite(secs) || secs <= 0 ||
-		    secs > 86400)
+		if (errno || *end || end == val || !isfinite(secs) || secs < 0 ||
+		    (secs == 0 && d->max != ZERO_OK) || secs > 86400)
 			goto bad;
 		*(double *)d->ptr = secs;
 		return 0;
@@ -273,6 +278,7 @@ static void usage(FILE *f)
 		"  --shm-bytes N             each block's /dev/shm and SysV shared memory (64M)\n"
 		"  --slot-uid-base UID       a root handler runs slot N's blocks as UID+N\n"
 		"                            (2147352576; 0: one uid for all runs)\n"
+		"  --healthz-cache S         /healthz reuses its sandbox check this long (1; 0: off)\n"
 		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
 		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
 		"Each option may also be set as CODELLM_<NAME> in the environment\n"
@@ -353,7 +359,9 @@ struct ctx {
 	char *head;		/* request line + headers (+ early body bytes) */
 	size_t head_len, head_used;
 	struct http_request hr;
+	struct http_framing fr;	/* the body's, from the head */
 	char path[1024];
+	char path_log[200];	/* path, audit_text(): for log lines */
 	char *body;
 	size_t body_len;
 	int unread;		/* bytes after the request were left unread */
@@ -377,7 +385,9 @@ static long write_deadline(struct ctx *x)
 }
 
 /* Response head; Content-Length when the body is known, otherwise the
- * body runs to the close (run mode's early headers). */
+ * body runs to the close (run mode's early headers). after_run: 1 says
+ * x-should-retry: false (code ran, or retrying cannot help), 2 says
+ * x-should-retry: true (the server was short of memory). */
 static void send_head(struct ctx *x, int status, const char *extra,
 		      long content_length, int after_run)
 {
@@ -398,6 +408,7 @@ static void send_head(struct ctx *x, int status, const char *extra,
 		     "%s%s",
 		     status, conn_reason(status), date,
 		     x->ctype ? x->ctype : "application/json", x->id,
+		     after_run == 2 ? "x-should-retry: true\r\n" :
 		     after_run ? "x-should-retry: false\r\n" : "",
 		     extra ? extra : "");
 	if (content_length >= 0)
@@ -424,7 +435,8 @@ static int fail(struct ctx *x, int status, const char *type, const char *code,
 	struct jbuf b = {0};
 	char msg[1024];
 	va_list ap;
-	int no_retry = status == 503 || status == 501;
+	int no_retry = code && !strcmp(code, "server_overloaded") ? 2 :
+		       status == 503 || status == 501;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -440,7 +452,8 @@ static int fail_req(struct ctx *x, const struct req_error *e)
 	struct jbuf b = {0};
 
 	resp_error(&b, e->message, e->type, e->param, e->code);
-	respond(x, e->status, NULL, &b, 0);
+	respond(x, e->status, NULL, &b,
+		e->code && !strcmp(e->code, "server_overloaded") ? 2 : 0);
 	jbuf_free(&b);
 	return e->status;
 }
@@ -482,7 +495,8 @@ static int read_head(struct ctx *x)
 	x->head_len = opt.max_header_bytes;
 	x->head = malloc(x->head_len + 1);
 	if (!x->head)
-		return fail(x, 500, "server_error", NULL, NULL, "out of memory");
+		return fail(x, 503, "server_error", "server_overloaded", NULL,
+			    "the server is out of memory; retry");
 	for (;;) {
 		ssize_t r = conn_read(&x->c, x->head + x->head_used,
 				      x->head_len - x->head_used, deadline);
@@ -529,7 +543,8 @@ static int body_append(struct ctx *x, const char *p, size_t n, size_t *cap)
 			nc *= 2;
 		nb = realloc(x->body, nc);
 		if (!nb)
-			return fail(x, 500, "server_error", NULL, NULL, "out of memory");
+			return fail(x, 503, "server_error", "server_overloaded", NULL,
+				    "the server is out of memory reading this request; retry");
 		x->body = nb;
 		*cap = nc;
 	}
@@ -539,11 +554,34 @@ static int body_append(struct ctx *x, const char *p, size_t n, size_t *cap)
 	return 0;
 }
 
-/* Step 2: the body, framed by Content-Length or chunked coding, within
- * --body-timeout and --max-request-bytes. */
-static int read_body(struct ctx *x, size_t head_bytes, int is_post)
+/* Step 2: how the body is framed, from the head alone: refused
+ * before routing (a body too large by its Content-Length is refused
+ * whoever sends it, wherever). */
+static int check_framing(struct ctx *x, int is_post)
 {
-	struct http_framing fr;
+	int rc = http_framing(&x->hr, &x->fr);
+
+	if (rc == HTTP_FRAMING_TE_UNSUPPORTED)
+		return fail(x, 501, "invalid_request_error", "unsupported_transfer_coding", NULL,
+			    "only the chunked transfer coding is supported");
+	if (rc < 0)
+		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+			    "invalid message framing (Content-Length, Transfer-Encoding or Expect)");
+	if (!x->fr.chunked && !x->fr.has_length && is_post)
+		return fail(x, 411, "invalid_request_error", "length_required", NULL,
+			    "POST needs Content-Length or Transfer-Encoding: chunked");
+	if (x->fr.has_length && x->fr.length > opt.max_request_bytes)
+		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
+			    "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
+			    (unsigned long long)x->fr.length, opt.max_request_bytes);
+	return 0;
+}
+
+/* Step 5: the body, once the request may be served, within
+ * --body-timeout and --max-request-bytes. */
+static int read_body(struct ctx *x, size_t head_bytes)
+{
+	const struct http_framing fr = x->fr;
 	struct http_chunked dec = {0};
 	long deadline;
 	size_t cap = 0, pending = x->head_used - head_bytes;
@@ -551,26 +589,12 @@ static int read_body(struct ctx *x, size_t head_bytes, int is_post)
 	char chunk[65536];
 	int rc;
 
-	rc = http_framing(&x->hr, &fr);
-	if (rc == HTTP_FRAMING_TE_UNSUPPORTED)
-		return fail(x, 501, "invalid_request_error", "unsupported_transfer_coding", NULL,
-			    "only the chunked transfer coding is supported");
-	if (rc < 0)
-		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
-			    "invalid message framing (Content-Length, Transfer-Encoding or Expect)");
 	if (!fr.chunked && !fr.has_length) {
-		if (is_post)
-			return fail(x, 411, "invalid_request_error", "length_required", NULL,
-				    "POST needs Content-Length or Transfer-Encoding: chunked");
 		/* bytes after the request (a pipelined request, a stray CRLF)
 		 * are left unread: one request per connection, then close */
 		x->unread = pending > 0;
 		return 0;
 	}
-	if (fr.has_length && fr.length > opt.max_request_bytes)
-		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
-			    "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
-			    (unsigned long long)fr.length, opt.max_request_bytes);
 	if (fr.expect_continue && x->hr.minor_version >= 1 &&
 	    !(fr.has_length && fr.length == pending)) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -636,7 +660,7 @@ static int authenticate(struct ctx *x)
 	if (!x->key) {
 		fprintf(stderr, "codellm: %s: refusing %s: no API key configured (%s); "
 			"set --api-key-file or LoadCredential=api-key, or pass --no-auth\n",
-			x->id, x->path, x->key_why);
+			x->id, x->path_log, x->key_why);
 		return fail(x, 503, "server_error", "api_key_not_configured", NULL,
 			    "this server has no API key configured; see the server's journal");
 	}
@@ -924,6 +948,120 @@ static int check_files(struct ctx *x, int argc, char **argv, int first)
 	return failed ? 2 : flagged ? 1 : 0;
 }
 
+/* The directory of the run slots (and /healthz's cached check),
+ * created private to the service user when missing. */
+static int slot_dir(char *dir, size_t len)
+{
+	const char *rd = getenv("RUNTIME_DIRECTORY");
+
+	if (opt.runtime_dir)
+		snprintf(dir, len, "%s", opt.runtime_dir);
+	else if (rd && *rd == '/')
+		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
+		snprintf(dir, len, "%.*s", (int)strcspn(rd, ":"), rd);
+	else
+		snprintf(dir, len, "/run/codellm");
+	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* /healthz's sandbox check, reused for --healthz-cache seconds from a
+ * file in the slot directory (private to the service user), so a
+ * stream of probes costs one sandbox setup per interval: "1\n" or
+ * "0\n" (the check's verdict), the time of the check in ms, then its
+ * JSON. The file is opened before the check (a root handler's check
+ * leaves it running as the slot uid, which cannot create files there)
+ * and rewritten in place under flock: readers take a shared lock, the
+ * writer an exclusive one, neither waits. Anything odd about the file
+ * (not ours, writable by others, not a regular file, too old, from the
+ * future, malformed, locked) means checking afresh. */
+#define HEALTHZ_CACHE "healthz.cache"
+
+static long wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The cache file, ours and private, or -1. */
+static int healthz_open(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct stat st;
+	int fd;
+
+	if (opt.healthz_cache_s <= 0 || slot_dir(dir, sizeof dir) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/" HEALTHZ_CACHE, dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int healthz_cached(int fd, struct jbuf *sb, long *at)
+{
+	char buf[16384];
+	ssize_t n;
+	long age;
+	char *end;
+	int ok;
+
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return -1;
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	flock(fd, LOCK_UN);
+	if (n < 4 || (buf[0] != '0' && buf[0] != '1') || buf[1] != '\n')
+		return -1;
+	buf[n] = '\0';
+	ok = buf[0] == '1';
+	errno = 0;
+	*at = strtol(buf + 2, &end, 10);
+	age = wall_ms() - *at;
+	if (errno || *end != '\n' || age < 0 || age >= (long)(opt.healthz_cache_s * 1000))
+		return -1;
+	jbuf_puts(sb, end + 1);
+	return ok;
+}
+
+static void healthz_store(int fd, const struct jbuf *sb, int ok, long at)
+{
+	char head[40];
+	int n = snprintf(head, sizeof head, "%d\n%ld\n", ok, at);
+
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, head, (size_t)n, 0) == n)
+		(void)!pwrite(fd, sb->p, sb->len, n);
+	flock(fd, LOCK_UN);
+}
+
+/* The sandbox check for /healthz: from the cache when fresh, else run
+ * and stored. *at is when it ran (ms since the epoch). */
+static int healthz_check(struct jbuf *sb, long *at)
+{
+	int fd = healthz_open(), ok;
+
+	if (fd >= 0 && (ok = healthz_cached(fd, sb, at)) >= 0) {
+		close(fd);
+		return ok;
+	}
+	sb->len = 0;
+	*at = wall_ms();
+	ok = sandbox_check(sb);
+	if (fd >= 0 && jbuf_cstr(sb))
+		healthz_store(fd, sb, ok, *at);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static int route_healthz(struct ctx *x)
 {
 	struct jbuf b = {0};
@@ -932,10 +1070,12 @@ static int route_healthz(struct ctx *x)
 	jbuf_puts(&b, "{\"status\":\"");
 	{
 		struct jbuf sb = {0};
+		long at;
 
-		ok = sandbox_check(&sb);
+		ok = healthz_check(&sb, &at);
 		jbuf_printf(&b, "%s\",\"version\":\"" CODELLM_VERSION "\",\"mode\":\"%s\","
-			    "\"sandbox\":", ok ? "ok" : "unavailable", sbx_mode_name(opt.sandbox));
+			    "\"checked_at_ms\":%ld,\"sandbox\":", ok ? "ok" : "unavailable",
+			    sbx_mode_name(opt.sandbox), at);
 		jbuf_append(&b, sb.p, sb.len);
 		jbuf_free(&sb);
 	}
@@ -1017,7 +1157,8 @@ static void audit_result(struct audit *a, const struct sbx_run *run,
 		}
 }
 
-/* Agent mode's audit: the paths the tool calls write, one per line. */
+/* Agent mode's audit: the paths the tool calls write, one per line,
+ * each made safe for the journal (the block's output chose them). */
 static void audit_paths(struct audit *a, const char *calls, size_t len)
 {
 	cJSON *root = cJSON_ParseWithLength(calls, len), *c;
@@ -1033,9 +1174,13 @@ static void audit_paths(struct audit *a, const char *calls, size_t len)
 		parsed = cJSON_Parse(args->valuestring);
 		path = cJSON_GetObjectItemCaseSensitive(parsed, "path");
 		if (cJSON_IsString(path)) {
+			char shown[PATH_MAX];
+
+			audit_text(shown, sizeof shown, path->valuestring,
+				   strlen(path->valuestring));
 			if (a->write_paths.len)
 				jbuf_puts(&a->write_paths, "\n");
-			jbuf_puts(&a->write_paths, path->valuestring);
+			jbuf_puts(&a->write_paths, shown);
 		}
 		cJSON_Delete(parsed);
 	}
@@ -1446,18 +1591,10 @@ out:
 static int take_slot(struct ctx *x)
 {
 	char dir[PATH_MAX];
-	const char *rd = getenv("RUNTIME_DIRECTORY");
 	unsigned idx;
 	int fd;
 
-	if (opt.runtime_dir)
-		snprintf(dir, sizeof dir, "%s", opt.runtime_dir);
-	else if (rd && *rd == '/')
-		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
-		snprintf(dir, sizeof dir, "%.*s", (int)strcspn(rd, ":"), rd);
-	else
-		snprintf(dir, sizeof dir, "/run/codellm");
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	if (slot_dir(dir, sizeof dir) < 0)
 		goto unusable;
 	fd = slot_take(dir, (unsigned)opt.max_concurrent, &idx);
 	if (fd == -EBUSY) {
@@ -1488,7 +1625,8 @@ static void audit_request(struct audit *a, const struct chat_request *r, const c
 	size_t n = 0;
 
 	a->mode = mode;
-	snprintf(a->model, sizeof a->model, "%s", r->model ? r->model : "");
+	audit_text(a->model, sizeof a->model, r->model ? r->model : "",
+		   r->model ? strlen(r->model) : 0);
 	a->blocks = (unsigned)r->nblocks;
 	a->langs[0] = '\0';
 	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
@@ -1542,26 +1680,101 @@ static int route_chat(struct ctx *x)
 
 /* The peer and the Host header: loopback only. A non-loopback peer
  * reaching the debug socket is a misconfiguration; a Host naming
- * another machine is a browser led here by DNS rebinding. */
-static int debug_allowed(struct ctx *x)
+ * another machine is a browser led here by DNS rebinding. The debug
+ * routes want both; with --no-auth every route wants the Host rule. */
+static int loopback_allowed(struct ctx *x, int is_debug)
 {
 	size_t count = 0;
 	const struct http_header *h = http_find_header(&x->hr, "host", &count);
+	const char *what = is_debug ? "the debug routes answer" :
+			   "with --no-auth this server answers";
 
-	if (!x->c.loopback) {
+	if (is_debug && !x->c.loopback) {
 		fprintf(stderr, "codellm: %s: refusing %s from %s: debug routes answer "
-			"loopback peers only\n", x->id, x->path, x->c.peer);
+			"loopback peers only\n", x->id, x->path_log, x->c.peer);
 		return fail(x, 403, "permission_error", "loopback_only", NULL,
 			    "the debug routes answer loopback clients only");
 	}
 	if (count != 1 || !http_host_is_loopback(h->value, h->value_len)) {
-		fprintf(stderr, "codellm: %s: refusing %s: %s\n", x->id, x->path,
+		fprintf(stderr, "codellm: %s: refusing %s: %s\n", x->id, x->path_log,
 			count == 1 ? "Host names no loopback address" : "not exactly one Host");
 		return fail(x, 403, "permission_error", "host_not_allowed", NULL,
-			    "the debug routes answer only a request with one Host header "
-			    "that names loopback (localhost, 127.0.0.1, [::1])");
+			    "%s only a request with one Host header that names loopback "
+			    "(localhost, 127.0.0.1, [::1])", what);
 	}
 	return 0;
+}
+
+/* The debug page's own origin: http:// and the Host it was loaded
+ * from (loopback_allowed has checked that Host names loopback). */
+static int own_origin(const struct ctx *x, const struct http_header *o)
+{
+	size_t count = 0;
+	const struct http_header *h = http_find_header(&x->hr, "host", &count);
+
+	return count == 1 && o->value_len == 7 + h->value_len &&
+	       !strncasecmp(o->value, "http://", 7) &&
+	       !strncasecmp(o->value + 7, h->value, h->value_len);
+}
+
+/* A browser's request: whatever page sent it, it must not run code or
+ * read an answer (SPEC §6, THREATS.md #16). Browsers mark every
+ * cross-origin fetch with Origin and (all current ones) every request
+ * with Sec-Fetch-Site; an API client sends neither. So a request with
+ * Origin is refused, but the debug page's own calls on the debug
+ * routes; and one whose Sec-Fetch-Site is not "none" (typed by the
+ * user) or "same-origin". Every route, with a key or without. */
+static int browser_allowed(struct ctx *x, int is_debug)
+{
+	size_t n_origin = 0, n_site = 0;
+	const struct http_header *o = http_find_header(&x->hr, "origin", &n_origin);
+	const struct http_header *s = http_find_header(&x->hr, "sec-fetch-site", &n_site);
+	char shown[96];
+
+	if (n_site > 1 || (s && !(s->value_len == 4 && !strncasecmp(s->value, "none", 4)) &&
+			   !(s->value_len == 11 && !strncasecmp(s->value, "same-origin", 11)))) {
+		audit_text(shown, sizeof shown, s->value, s->value_len);
+		fprintf(stderr, "codellm: %s: refusing %s: Sec-Fetch-Site: %s (a web page's "
+			"request)\n", x->id, x->path_log, shown);
+		return fail(x, 403, "permission_error", "cross_site_request", NULL,
+			    "this server does not answer requests a web page makes "
+			    "(Sec-Fetch-Site: %s); call it from a program", shown);
+	}
+	if (n_origin > 1 || (o && !(is_debug && own_origin(x, o)))) {
+		audit_text(shown, sizeof shown, o->value, o->value_len);
+		fprintf(stderr, "codellm: %s: refusing %s: Origin: %s (a web page's request)\n",
+			x->id, x->path_log, shown);
+		return fail(x, 403, "permission_error", "cross_origin_request", NULL,
+			    "this server does not answer requests from a web page's origin "
+			    "(Origin: %s); call it from a program", shown);
+	}
+	return 0;
+}
+
+/* Every POST body is JSON and must say so: a web page can send
+ * text/plain, form or multipart bodies to any origin without a CORS
+ * preflight, but not application/json. Parameters (charset) may follow
+ * the media type. */
+static int content_type_allowed(struct ctx *x)
+{
+	static const char want[] = "application/json";
+	size_t count = 0, n = sizeof want - 1;
+	const struct http_header *h = http_find_header(&x->hr, "content-type", &count);
+	char shown[96] = "none";
+
+	if (count == 1 && h->value_len >= n && !strncasecmp(h->value, want, n)) {
+		size_t i = n;
+
+		while (i < h->value_len && (h->value[i] == ' ' || h->value[i] == '\t'))
+			i++;
+		if (i == h->value_len || h->value[i] == ';')
+			return 0;
+	}
+	if (h)
+		audit_text(shown, sizeof shown, h->value, h->value_len);
+	return fail(x, 415, "invalid_request_error", "unsupported_media_type", NULL,
+		    "a POST body must be sent as Content-Type: application/json (got %s%s)",
+		    count > 1 ? "several, the first " : "", shown);
 }
 
 static int route_page(struct ctx *x)
@@ -1669,6 +1882,18 @@ static int route(struct ctx *x, int auth_needed_out[1])
 	if (!strcmp(p, "/v1/chat/completions"))
 		return method_is(x, "POST") ? R_CHAT : -2;
 	return R_NONE;
+}
+
+/* The client's retry count (the official SDKs' x-stainless-retry-count),
+ * digits only, for the record. */
+static void audit_retry_count(struct ctx *x)
+{
+	const struct http_header *rc = http_find_header(&x->hr, "x-stainless-retry-count", NULL);
+
+	if (rc && rc->value_len && rc->value_len < sizeof x->au.retry_count &&
+	    strspn(rc->value, "0123456789") >= rc->value_len)
+		snprintf(x->au.retry_count, sizeof x->au.retry_count, "%.*s",
+			 (int)rc->value_len, rc->value);
 }
 
 static int setup_connection(struct conn *c)
@@ -1820,12 +2045,18 @@ int main(int argc, char **argv)
 		     "invalid request target");
 		goto out;
 	}
-	if (read_body(&x, (size_t)head_bytes, method_is(&x, "POST")) != 0)
+	if (check_framing(&x, method_is(&x, "POST")) != 0)
 		goto out;
-	request_read = 1;
+	audit_text(x.path_log, sizeof x.path_log, x.path, strlen(x.path));
 	r = route(&x, &auth);
-	snprintf(x.au.route, sizeof x.au.route, "%.*s %.80s", (int)(x.hr.method_len > 10 ? 10 : x.hr.method_len),
-		 x.hr.method, x.path);
+	{
+		size_t ml = x.hr.method_len > 16 ? 16 : x.hr.method_len;
+
+		memcpy(x.au.route, x.hr.method, ml);
+		x.au.route[ml] = ' ';
+		audit_text(x.au.route + ml + 1, sizeof x.au.route - ml - 1, x.path,
+			   strlen(x.path));
+	}
 	if (r == R_NONE) {
 		fail(&x, 404, "invalid_request_error", "not_found", NULL,
 		     "no route for %.200s", x.path);
@@ -1839,23 +2070,26 @@ int main(int argc, char **argv)
 		     x.hr.method, x.path);
 		goto out;
 	}
-	if (r != R_HEALTHZ) {
-		/* every route but /healthz leaves a journal record */
-		const struct http_header *rc = http_find_header(&x.hr, "x-stainless-retry-count", NULL);
-
+	/* every route but /healthz leaves a journal record; a refused
+	 * /healthz too */
+	x.au.enabled = r != R_HEALTHZ;
+	audit_retry_count(&x);
+	/* Step 3: who may ask, from the head alone: no web page, loopback
+	 * names where no key guards, a JSON body, the key. A refusal here
+	 * reads no body. */
+	if (browser_allowed(&x, r >= R_PAGE) != 0 ||
+	    ((r >= R_PAGE || opt.no_auth) && loopback_allowed(&x, r >= R_PAGE) != 0) ||
+	    (auth && authenticate(&x) != 0) ||
+	    (method_is(&x, "POST") && content_type_allowed(&x) != 0)) {
 		x.au.enabled = 1;
-		if (rc && rc->value_len < sizeof x.au.retry_count &&
-		    strspn(rc->value, "0123456789") >= rc->value_len)
-			snprintf(x.au.retry_count, sizeof x.au.retry_count, "%.*s",
-				 (int)rc->value_len, rc->value);
+		goto out;
 	}
-	if (r >= R_PAGE && debug_allowed(&x) != 0)
-		goto out;
-	if (auth && authenticate(&x) != 0)
-		goto out;
 	/* nothing after this needs the key: no copy of it lives on in the
 	 * process whose memory the blocks' first processes start from */
 	forget_key(&x);
+	if (read_body(&x, (size_t)head_bytes) != 0)
+		goto out;
+	request_read = 1;
 	switch (r) {
 	case R_HEALTHZ: route_healthz(&x); break;
 	case R_MODELS: route_models(&x, NULL); break;

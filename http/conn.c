@@ -154,6 +154,7 @@ const char *conn_reason(int status)
 	case 408: return "Request Timeout";
 	case 411: return "Length Required";
 	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
 	case 422: return "Unprocessable Content";
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";

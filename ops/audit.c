@@ -37,8 +37,9 @@ static void add(struct fields *f, const char *fmt, ...)
 	f->n++;
 }
 
-/* A value that may hold any byte but NUL (paths): the journal's native
- * protocol carries newlines, so no escaping is needed. */
+/* A value that holds newlines (the write paths, one per line, each
+ * passed through audit_text): the journal's native protocol carries
+ * them as a binary field. */
 static void add_bytes(struct fields *f, const char *name, const char *v, size_t len)
 {
 	size_t nl = strlen(name);
@@ -53,6 +54,73 @@ static void add_bytes(struct fields *f, const char *name, const char *v, size_t 
 	f->iov[f->n].iov_base = s;
 	f->iov[f->n].iov_len = nl + 1 + len;
 	f->n++;
+}
+
+/* The length of the valid UTF-8 sequence at v[0..n) that may pass as
+ * it is, or 0 when its bytes must be escaped: malformed, overlong, a
+ * surrogate, past U+10FFFF, a C1 control, or U+2028/U+2029 (line ends
+ * to some log viewers). */
+static size_t utf8_plain(const unsigned char *v, size_t n)
+{
+	unsigned cp;
+	size_t len;
+
+	if (v[0] < 0xc2 || v[0] > 0xf4)
+		return 0;
+	len = v[0] < 0xe0 ? 2 : v[0] < 0xf0 ? 3 : 4;
+	if (n < len)
+		return 0;
+	cp = v[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((v[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (v[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f || cp == 0x2028 || cp == 0x2029)
+		return 0;
+	return len;
+}
+
+void audit_text(char *out, size_t outlen, const char *v, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)v;
+	char tail[40];
+	size_t k = 0, room;
+	int altered = 0;
+
+	/* room for the content, leaving space for the length note */
+	snprintf(tail, sizeof tail, " [%zu bytes]", n);
+	room = outlen - 1 - strlen(tail);
+	for (size_t i = 0; i < n;) {
+		size_t plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\' ? 1 :
+			       s[i] >= 0x80 ? utf8_plain(s + i, n - i) : 0;
+
+		if (plain) {
+			if (k + plain > room)
+				goto cut;
+			memcpy(out + k, s + i, plain);
+			k += plain;
+			i += plain;
+			continue;
+		}
+		if (k + 4 > room)
+			goto cut;
+		if (s[i] == '\\') {
+			out[k++] = '\\';
+			out[k++] = '\\';
+		} else {
+			k += (size_t)sprintf(out + k, "\\x%02x", s[i]);
+		}
+		altered = 1;
+		i++;
+	}
+	out[k] = '\0';
+	if (altered)
+		snprintf(out + k, outlen - k, "%s", tail);
+	return;
+cut:
+	snprintf(out + k, outlen - k, "%s", tail);
 }
 
 int audit_send(const struct audit *a)
@@ -85,7 +153,7 @@ int audit_send(const struct audit *a)
 	if (a->mode)
 		add(&f, "CODELLM_MODE=%s", a->mode);
 	if (a->model[0])
-		add_bytes(&f, "CODELLM_MODEL", a->model, strlen(a->model));
+		add(&f, "CODELLM_MODEL=%s", a->model);
 	if (a->code_sha256[0]) {
 		add(&f, "CODELLM_BLOCKS=%u", a->blocks);
 		add(&f, "CODELLM_LANGS=%s", a->langs);

@@ -22,10 +22,10 @@ struct audit {
 	enum audit_kind kind;
 	const char *request_id;
 	const char *peer;
-	char route[96];		/* "POST /v1/chat/completions" */
+	char route[192];	/* "POST /v1/chat/completions", audit_text() */
 	int status;
 	const char *mode;	/* "run" / "agent", NULL when unknown */
-	char model[257];
+	char model[300];	/* audit_text() */
 	unsigned blocks;
 	char langs[256];
 	char code_sha256[65];
@@ -34,9 +34,17 @@ struct audit {
 	int timed_out;
 	long duration_ms;
 	char sandbox[256];
-	struct jbuf write_paths;	/* agent mode: one path per line */
+	struct jbuf write_paths;	/* agent mode: one path per line, each audit_text() */
 	char retry_count[16];
 };
+
+/* Client input made safe for a log line or a journal field: bytes below
+ * 0x20, DEL, C1 controls (U+0080..U+009F), invalid UTF-8 and '\\' come
+ * out as \xNN (a backslash as \\), so no value can end a line, start
+ * an escape sequence or forge a field. When anything was escaped or
+ * the result had to be cut to fit outlen, " [N bytes]" follows with
+ * the input's original length. Always NUL-terminates (outlen >= 32). */
+void audit_text(char *out, size_t outlen, const char *v, size_t n);
 
 /* Sends the record; returns sd_journal_sendv's result (which is 0 also
  * when no journal listens: tests read the journal back). */

@@ -52,8 +52,9 @@ class Tap:
         sys.stdout.flush()
         return bool(cond)
 
-    def eq(self, got, want, desc):
-        return self.ok(got == want, desc, "got:  %r\nwant: %r" % (got, want))
+    def eq(self, got, want, desc, diag=None):
+        return self.ok(got == want, desc, "got:  %r\nwant: %r%s" % (
+            got, want, "" if diag is None else "\n%s" % (diag,)))
 
     def skip(self, desc, why):
         """A test that cannot run here. Under CODELLM_MUST_SANDBOX=1 a
@@ -209,8 +210,7 @@ class Server:
         # run slots live in the server's own directory, never in the
         # host's /run (on these machines /run is on disk and shared)
         self.slots = os.path.join(self.tmp, "slots")
-        os.mkdir(self.slots)
-        os.chmod(self.slots, 0o777)   # also for a handler running as nobody
+        os.mkdir(self.slots, 0o700)   # private to the service user (SPEC §9)
         argv = ["systemd-socket-activate", "--accept", "-l", "127.0.0.1:%d" % self.port,
                 "-E", "TMPDIR=" + self.runs, "-E", "CODELLM_RUNTIME_DIR=" + self.slots]
         for k, v in (env or {}).items():
@@ -396,6 +396,7 @@ def unprivileged_server(*args, uid=NOBODY, groups=(), **kw):
     os.chmod(s.tmp, 0o711)
     os.chown(s.runs, uid, uid)
     os.chown(s.keyfile, uid, uid)
+    os.chown(s.slots, uid, uid)
     s.wrap_dir = wrap_dir
     return s
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The escape battery (THREATS.md, classes 1-15) through the real handler,
+"""The escape battery (THREATS.md, classes 1-19) through the real handler,
 --sandbox native.
 
 Every case is a real code block, sent over a socket to the real
@@ -2000,6 +2000,77 @@ case(ri, isinstance(handler_scan, list) and "key" not in handler_scan,
      "[19 init] the handler itself no longer holds the API key (nor the bearer it was sent) once "
      "authenticated", (handler_pid, handler_scan))
 kill_leftovers(M19)
+
+# ---- class 16: the browser as a confused deputy ---------------------------------------
+# What a web page the operator opens can send to a loopback codellm: a
+# "simple" cross-site POST (text/plain, form, multipart: no preflight),
+# a preflighted one, and DNS rebinding (its own name resolving to
+# 127.0.0.1, so its requests are same-origin to it). The client side is
+# this test; the code it tries to run only prints a marker.
+MARK16 = "b16-" + U
+
+
+def browser_req(srv, method, path, headers, body=b"", key=None):
+    h = "%s %s HTTP/1.1\r\n" % (method, path)
+    if key:
+        h += "Authorization: Bearer %s\r\n" % key
+    h += "".join("%s: %s\r\n" % kv for kv in headers)
+    if method == "POST":
+        h += "Content-Length: %d\r\n" % len(body)
+    return srv.raw(h.encode() + b"\r\n" + body)
+
+
+def refused16(r, status, desc):
+    ok = (r.status == status and MARK16.encode() not in r.raw and
+          r.header("access-control-allow-origin") is None and (r.error() or {}).get("code"))
+    t.ok(bool(ok), desc, r.raw[:400])
+
+
+NOAUTH = Server("--no-auth", "--debug", key=False, sandbox="native")
+NOAUTH.start()
+try:
+    run16 = json.dumps({"model": "bash", "messages": [{"role": "user", "content":
+                                                       block("bash", "echo " + MARK16)}]}).encode()
+    pipe16 = json.dumps({"body": block("bash", "echo " + MARK16)}).encode()
+    page = [("Host", "127.0.0.1:%d" % NOAUTH.port), ("Origin", "https://evil.example"),
+            ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")]
+    for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=b"):
+        refused16(browser_req(NOAUTH, "POST", "/v1/chat/completions", page + [("Content-Type", ctype)], run16),
+                  403, "[16 browser] --no-auth: a cross-site simple POST (%s) to /v1/chat/completions → "
+                  "403, nothing runs" % ctype)
+        refused16(browser_req(NOAUTH, "POST", "/debug/run-pipeline", page + [("Content-Type", ctype)], pipe16),
+                  403, "[16 browser] --no-auth: the same to /debug/run-pipeline → 403, nothing runs")
+        # an old browser without Origin/Sec-Fetch-*: the media type alone stops it
+        refused16(browser_req(NOAUTH, "POST", "/v1/chat/completions",
+                              [("Host", "127.0.0.1:%d" % NOAUTH.port), ("Content-Type", ctype)], run16),
+                  415, "[16 browser] --no-auth: a simple POST (%s) without Origin → 415, nothing runs" % ctype)
+    refused16(browser_req(MAIN, "POST", "/debug/run-pipeline",
+                          [("Host", "127.0.0.1:%d" % MAIN.port), ("Origin", "https://evil.example"),
+                           ("Content-Type", "application/json")], pipe16, key=KEY),
+              403, "[16 browser] with the key (a page that learnt it): a foreign Origin → 403, nothing runs")
+    r = browser_req(NOAUTH, "OPTIONS", "/v1/chat/completions",
+                    [("Host", "127.0.0.1:%d" % NOAUTH.port), ("Origin", "https://evil.example"),
+                     ("Access-Control-Request-Method", "POST"),
+                     ("Access-Control-Request-Headers", "content-type")])
+    t.ok(r.status in (403, 405) and r.header("access-control-allow-origin") is None and
+         r.header("access-control-allow-headers") is None,
+         "[16 browser] the CORS preflight is never granted (no Access-Control-Allow-*)", r.raw[:300])
+    # DNS rebinding: evil.example now resolves to 127.0.0.1; the page's
+    # requests are same-origin to it and carry its Host
+    for path in ("/v1/models", "/healthz", "/"):
+        r = browser_req(NOAUTH, "GET", path, [("Host", "evil.example:%d" % NOAUTH.port),
+                                              ("Sec-Fetch-Site", "same-origin")])
+        refused16(r, 403, "[16 browser] --no-auth: DNS rebinding, GET %s with Host evil.example → 403" % path)
+    r = browser_req(NOAUTH, "POST", "/v1/chat/completions",
+                    [("Host", "evil.example:%d" % NOAUTH.port), ("Origin", "http://evil.example:%d" % NOAUTH.port),
+                     ("Sec-Fetch-Site", "same-origin"), ("Content-Type", "application/json")], run16)
+    refused16(r, 403, "[16 browser] --no-auth: DNS rebinding, a same-origin JSON POST → 403, nothing runs")
+    r = browser_req(NOAUTH, "POST", "/v1/chat/completions",
+                    [("Host", "127.0.0.1:%d" % NOAUTH.port), ("Content-Type", "application/json")], run16)
+    t.ok(r.status == 200 and MARK16 in (content(r) or ""),
+         "[16 browser] control: the same run from a program (no Origin, JSON) runs", r.raw[:300])
+finally:
+    NOAUTH.stop()
 
 # ---- the end --------------------------------------------------------------------------
 for srv in SERVERS:

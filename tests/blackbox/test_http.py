@@ -24,7 +24,7 @@ from harness import *  # noqa: E402,F401,F403
 
 FAST = ("--header-timeout", "1", "--body-timeout", "1")
 REQUEST_ID = re.compile(r"chatcmpl-[0-9a-f]{24}\Z")
-STATUSES = {200, 400, 401, 403, 404, 405, 408, 411, 413, 431, 501, 503}
+STATUSES = {200, 400, 401, 403, 404, 405, 408, 411, 413, 415, 431, 501, 503}
 t = Tap()
 
 
@@ -169,6 +169,8 @@ def head(method, path, extra=(), key=KEY, version="1.1"):
     h = "%s %s HTTP/%s\r\nHost: 127.0.0.1\r\n" % (method, path, version)
     if key:
         h += "Authorization: Bearer %s\r\n" % key
+    if method == "POST" and not any(x.lower().startswith("content-type:") for x in extra):
+        h += "Content-Type: application/json\r\n"
     h += "".join("%s\r\n" % x for x in extra)
     return (h + "\r\n").encode()
 
@@ -326,14 +328,15 @@ def main_cases(inetd):
         check(tag, s.raw(head("GET", "/healthz", fields + ["X-Last: 1"], key=None)), 431, "65 header fields",
               "headers_too_large")
 
-        # the order of the checks: framing, route, auth, body
+        # the order of the checks: framing (from the head), route, auth,
+        # then the body: an unknown path is a 404 whatever its body
         r = s.raw(head("POST", "/nope", ["Content-Length: 9000000"], key=None))
         check(tag, r, 413, "oversized body to an unknown path without a key", "request_too_large")
         r = s.raw(head("POST", "/nope", key=None))
         check(tag, r, 411, "POST without length to an unknown path", "length_required")
         r = s.raw(head("POST", "/nope", ["Transfer-Encoding: chunked"], key=None) + b"zz\r\n",
                   half_close=True)
-        check(tag, r, 400, "malformed chunked body to an unknown path", "bad_request")
+        check(tag, r, 404, "malformed chunked body to an unknown path: the route first", "not_found")
         r = s.raw(head("GET", "/v1/models", ["Content-Length: x"], key=None))
         check(tag, r, 400, "bad Content-Length on an authenticated route without a key", "bad_request")
         r = s.raw(b"GET /nope HTTP/1.1\r\nX-Pad: " + b"a" * 17000 + b"\r\n\r\n")
@@ -685,7 +688,8 @@ def pipelined_cases():
         check("[pipelined]", r, 200, "bytes after a Content-Length body are ignored")
         t.eq(content(r), "42\n", "[pipelined] the run used exactly Content-Length bytes")
         chunked = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
-                   KEY.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                   KEY.encode() + b"\r\nContent-Type: application/json\r\n"
+                   b"Transfer-Encoding: chunked\r\n\r\n" +
                    b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n" + head("GET", "/healthz"))
         r = s.raw(chunked)
         check("[pipelined]", r, 200, "a request after a chunked body is ignored")
