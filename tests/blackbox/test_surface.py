@@ -190,6 +190,17 @@ try:
         r = req(s, "GET", "/v1/models", [("Sec-Fetch-Site", "x\u009b[1m")], key=None)
         rid_hdr = r.header("x-request-id")
         t.eq(r.status, 403, "a Sec-Fetch-Site value with a C1 CSI (obs-text) → 403", r.raw[:300])
+        r = req(s, "GET", "/v1/models", [("Origin", "http://x\u009b2J\u0085")], key=None)
+        rid_origin = r.header("x-request-id")
+        t.eq(r.status, 403, "an Origin with C1 controls → 403")
+        r = req(s, "POST", "/v1/chat/completions", [("Content-Type", "text/\u009b1m")], BODY, key=None)
+        rid_ctype = r.header("x-request-id")
+        t.eq(r.status, 415, "a Content-Type with a C1 control → 415")
+        r = req(s, "GET", "/v1/models/x%00y", [], key=None)
+        t.eq(r.status, 400, "a NUL in the path (%00) is refused as an invalid target")
+        r = s.chat(dict(CHAT, model="a\u0000FAKE=1"), key=None)
+        rid_nul = r.header("x-request-id")
+        t.eq(r.status, 400, "a NUL in the model (\\u0000) is refused")
         log = s.log_text()
     with Server(key=False) as s:
         r = req(s, "GET", evil_path, [], key=None)
@@ -199,7 +210,8 @@ try:
         log += s.log_text()
     time.sleep(0.3)
     recs = {k: records_for(v) for k, v in (("path", rid_path), ("model", rid_model), ("agent", rid_agent),
-                                             ("header", rid_hdr), ("nokey", rid_nokey))}
+                                             ("header", rid_hdr), ("nokey", rid_nokey),
+                                             ("origin", rid_origin), ("ctype", rid_ctype), ("nul", rid_nul))}
     for k, v in recs.items():
         t.eq(len(v), 1, "control bytes (%s): exactly one record" % k)
     for k, v in recs.items():
@@ -227,8 +239,11 @@ try:
         t.ok(recs["agent"] and recs["agent"][0].get("CODELLM_STATUS") == "422",
              "the agent run with a control-byte path was refused (nothing to record)", recs["agent"])
     lines = log.splitlines()
-    t.ok(not any(ln.startswith(("FAKE", "\r")) or "\x1b" in ln or "\x7f" in ln for ln in lines),
-         "stderr: no forged line, no ESC or DEL", [ln for ln in lines if "FAKE" in ln])
+    t.ok(not any(ln.startswith(("FAKE", "\r")) or any(c in ln for c in "\x00\x1b\x7f\x85\x9b\u2028")
+                 for ln in lines),
+         "stderr: no forged line, no NUL, ESC, DEL or C1", [ln for ln in lines if "FAKE" in ln])
+    t.ok(any("Origin: http://x\\xc2\\x9b2J\\xc2\\x85 [" in ln for ln in lines),
+         "stderr: a refused Origin is quoted escaped", [ln for ln in lines if "Origin" in ln][:3])
     t.ok(any("x\\x0aFAKE=1" in ln for ln in lines), "stderr: the refused path is logged escaped",
          [ln for ln in lines if "FAKE" in ln][:3])
 
