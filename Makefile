@@ -152,7 +152,8 @@ bench-units: deps-check
 lint-man:
 	mandoc -Tlint -W warning man/*.[0-9]
 
-# Binary, units (ExecStart pointing at $(BINDIR)), man pages, the tmpfiles
+# Binary, units (ExecStart pointing at $(BINDIR); the sockets, services
+# and codellm.slice), man pages, the tmpfiles
 # and sysusers entries and, when present, the journal message catalog.
 # Nothing is run on the host: after a real install, run
 #   systemd-sysusers codellm.conf; systemd-tmpfiles --create codellm.conf
@@ -163,7 +164,7 @@ install: $(BIN)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
 	for m in man/*.8; do [ ! -e "$$m" ] || install -m 0644 $$m $(DESTDIR)$(MANDIR)/man8/ || exit 1; done
 	for m in man/*.7; do [ ! -e "$$m" ] || install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/ || exit 1; done
-	for u in units/*.socket units/*.service; do [ ! -e "$$u" ] || { \
+	for u in units/*.socket units/*.service units/*.slice; do [ ! -e "$$u" ] || { \
 		sed 's|@BINDIR@|$(BINDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u) && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$(basename $$u); } || exit 1; done
 	install -m 0644 units/codellm.tmpfiles $(DESTDIR)$(TMPFILESDIR)/codellm.conf
@@ -177,7 +178,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/$(BIN)
 	for m in man/*.8; do rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$m); done
 	for m in man/*.7; do rm -f $(DESTDIR)$(MANDIR)/man7/$$(basename $$m); done
-	for u in units/*.socket units/*.service; do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
+	for u in units/*.socket units/*.service units/*.slice; do rm -f $(DESTDIR)$(UNITDIR)/$$(basename $$u); done
 	rm -f $(DESTDIR)$(TMPFILESDIR)/codellm.conf $(DESTDIR)$(SYSUSERSDIR)/codellm.conf \
 		$(DESTDIR)$(CATALOGDIR)/codellm.catalog
 

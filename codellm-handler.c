@@ -73,6 +73,7 @@ struct options {
 	unsigned long long max_procs;
 	unsigned long long max_file_bytes;
 	unsigned long long max_open_files;
+	double max_cpu_seconds;			/* 0: from the run's timeout */
 	unsigned long long max_concurrent;
 	char *runtime_dir;
 	int debug;
@@ -141,6 +142,7 @@ static const struct opt_def opt_defs[] = {
 	{ "max-procs", K_SIZE, &opt.max_procs, 1, 1 << 20 },
 	{ "max-file-bytes", K_SIZE, &opt.max_file_bytes, 1, SZ(1) << 50 },
 	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20 },
+	{ "max-cpu-seconds", K_SECONDS, &opt.max_cpu_seconds, 0, 0 },
 	{ "max-concurrent", K_SIZE, &opt.max_concurrent, 1, 4096 },
 	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0 },
 	{ "debug", K_FLAG, &opt.debug, 0, 0 },
@@ -270,6 +272,8 @@ static void usage(FILE *f)
 		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
 		"  --max-file-bytes N        RLIMIT_FSIZE per block (16G)\n"
 		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
+		"  --max-cpu-seconds S       RLIMIT_CPU per block process, at most the\n"
+		"                            default (the run's timeout rounded up + 1)\n"
 		"  --max-concurrent N        concurrent runs across instances (4)\n"
 		"  --runtime-dir DIR         slot files ($RUNTIME_DIRECTORY or /run/codellm)\n"
 		"  --debug                   serve the debug routes and page (loopback only)\n"
@@ -767,8 +771,8 @@ static void sandbox_config(struct sbx_config *c, int slot)
 	c->lim.file_bytes = opt.max_file_bytes;
 	c->lim.procs = opt.max_procs;
 	c->lim.open_files = opt.max_open_files;
-	/* CPU seconds can never outlast the wall timeout */
-	c->lim.cpu_s = (unsigned long long)opt.timeout_s + 2;
+	/* RLIMIT_CPU follows each run's own timeout (sbx_cpu_rlimit) */
+	c->lim.cpu_s = opt.max_cpu_seconds;
 	c->workdir_bytes = opt.workdir_bytes;
 	c->workdir_inodes = opt.workdir_inodes;
 	c->run_bytes = 2 * opt.max_request_bytes + (4u << 20);

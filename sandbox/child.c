@@ -254,8 +254,10 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* rlimits first: they bind everything after, the program's own
-	 * children too (RLIMIT_NPROC counts per user namespace) */
-	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = sbx_rlimits_apply(&pol->lim)) < 0)
+	 * children too (RLIMIT_NPROC counts per user namespace; RLIMIT_CPU
+	 * per process, each child's count from zero) */
+	if ((L & SBX_BIT(SBX_L_RLIMITS)) &&
+	    (rc = sbx_rlimits_apply(&pol->lim, p->timeout_s)) < 0)
 		child_fail(f->ready, "rlimits", -rc);
 	/* uid/gid 65534: a user namespace maps it already; a root handler
 	 * without one must drop to it (not with --sandbox off: bare) */

@@ -15,9 +15,44 @@ static int set1(int res, rlim_t v)
 	return setrlimit(res, &r) < 0 ? -errno : 0;
 }
 
-int sbx_rlimits_apply(const struct sbx_limits *l)
+void sbx_cpu_rlimit(const struct sbx_limits *l, double timeout_s,
+		    unsigned long long *ret_soft, unsigned long long *ret_hard)
 {
+	unsigned long long wall = 0, soft;
+
+	/* whole seconds, rounded up: RLIMIT_CPU counts whole seconds */
+	if (timeout_s > 0) {
+		wall = (unsigned long long)timeout_s;
+		if ((double)wall < timeout_s)
+			wall++;
+	}
+	soft = wall + SBX_CPU_MARGIN_S;
+	if (l->cpu_s > 0) {
+		unsigned long long want = (unsigned long long)l->cpu_s;
+
+		if ((double)want < l->cpu_s)
+			want++;
+		if (want < soft)
+			soft = want;
+	}
+	*ret_soft = soft;
+	*ret_hard = soft + SBX_CPU_GRACE_S;
+}
+
+int sbx_rlimits_apply(const struct sbx_limits *l, double timeout_s)
+{
+	struct rlimit cpu;
+	unsigned long long soft, hard;
 	int rc;
+
+	/* CPU time per process, soft below hard: SIGXCPU first (a program
+	 * may catch it and end cleanly), SIGKILL SBX_CPU_GRACE_S later.
+	 * Inherited by everything the program starts, each process with a
+	 * count of its own from zero (setrlimit(2), fork(2)): the bound of
+	 * a whole run is the wall timeout and the unit's CPUQuota=. */
+	sbx_cpu_rlimit(l, timeout_s, &soft, &hard);
+	cpu.rlim_cur = soft;
+	cpu.rlim_max = hard;
 
 	/* RLIMIT_DATA, not AS, is the memory knob: V8 reserves ~10 GiB of
 	 * address space for WebAssembly; AS is only a backstop. */
@@ -26,10 +61,9 @@ int sbx_rlimits_apply(const struct sbx_limits *l)
 	    (rc = set1(RLIMIT_FSIZE, l->file_bytes)) ||
 	    (rc = set1(RLIMIT_NPROC, l->procs)) ||
 	    (rc = set1(RLIMIT_NOFILE, l->open_files)) ||
-	    (rc = set1(RLIMIT_CPU, l->cpu_s)) ||
 	    (rc = set1(RLIMIT_CORE, 0)))
 		return rc;
-	return 0;
+	return setrlimit(RLIMIT_CPU, &cpu) < 0 ? -errno : 0;
 }
 
 /* Empties the bounding set; dropping needs CAP_SETPCAP even for a

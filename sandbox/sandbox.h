@@ -67,8 +67,18 @@ struct sbx_limits {
 	unsigned long long file_bytes;	/* RLIMIT_FSIZE */
 	unsigned long long procs;	/* RLIMIT_NPROC */
 	unsigned long long open_files;	/* RLIMIT_NOFILE */
-	unsigned long long cpu_s;	/* RLIMIT_CPU */
+	double cpu_s;			/* RLIMIT_CPU soft (--max-cpu-seconds), 0: from the timeout */
 };
+
+/* RLIMIT_CPU of a block process. Soft: the run's wall timeout rounded
+ * up plus SBX_CPU_MARGIN_S, or cpu_s rounded up when that is less. A
+ * single-threaded process cannot use more CPU time than wall time, so
+ * by default only a process burning several cores at once meets it
+ * before the wall timeout; the margin covers the setup before the
+ * program starts and the kill's own latency. Hard: SBX_CPU_GRACE_S
+ * above, the time a program that caught SIGXCPU has to end. */
+#define SBX_CPU_MARGIN_S 1
+#define SBX_CPU_GRACE_S 2
 
 struct sbx_bpf {
 	void *insns;		/* struct sock_filter[] */
@@ -128,7 +138,11 @@ int sbx_policy_seccomp(struct sbx_policy *pol);
 int sbx_seccomp_apply(const struct sbx_bpf *b);
 int sbx_seccomp_available(void);
 void sbx_bpf_free(struct sbx_bpf *b);
-int sbx_rlimits_apply(const struct sbx_limits *l);
+void sbx_cpu_rlimit(const struct sbx_limits *l, double timeout_s,
+		    unsigned long long *ret_soft, unsigned long long *ret_hard);
+/* Every rlimit of the program process; timeout_s is the run's wall
+ * timeout, RLIMIT_CPU's default. */
+int sbx_rlimits_apply(const struct sbx_limits *l, double timeout_s);
 /* The calling process's own supplementary groups other than its gid:
  * 1 when it has any, 0 when none, -errno. */
 int sbx_has_groups(void);

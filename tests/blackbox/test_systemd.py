@@ -5,7 +5,10 @@ booted with systemd-nspawn over an overlay of the host's own OS
 with `make install`, the shipped units started, and the whole path
 checked from a client: socket activation, auth, the shared run slots,
 the journal records, the per-block sandbox inside the hardened
-per-connection service, and the socket surviving a connection storm.
+per-connection service, the instances' CPU policy (codellm.slice,
+CPUQuota=; whether the kernel holds the quota is reported, since hosts
+without a writable cpu controller do not), and the socket surviving a
+connection storm.
 The debug pair (codellm-debug.socket, SPEC §8) runs beside it: on
 127.0.0.1:8090 only, the page and the debug routes there, a block run
 with the key in the same hardened service, the same slots, and none of
@@ -100,16 +103,17 @@ def main(c):
     t.ok(True, "make install DESTDIR=/ PREFIX=%s inside the container" % PREFIX)
     want = ["bin/codellm-handler", "lib/systemd/system/codellm.socket",
             "lib/systemd/system/codellm@.service", "lib/systemd/system/codellm-debug.socket",
-            "lib/systemd/system/codellm-debug@.service", "lib/sysusers.d/codellm.conf",
+            "lib/systemd/system/codellm-debug@.service", "lib/systemd/system/codellm.slice",
+            "lib/sysusers.d/codellm.conf",
             "lib/tmpfiles.d/codellm.conf", "lib/systemd/catalog/codellm.catalog",
             "share/man/man8/codellm-handler.8"]
     r = c.run(["sh", "-c", 'for f; do [ -e "%s/$f" ] || echo "$f"; done' % PREFIX, "sh"] + want)
-    t.eq(r.stdout.split(), [], "installed: binary, both unit pairs (main and debug), sysusers, "
-         "tmpfiles, catalog, man page")
+    t.eq(r.stdout.split(), [], "installed: binary, both unit pairs (main and debug), "
+         "codellm.slice, sysusers, tmpfiles, catalog, man page")
     r = c.run(["systemd-analyze", "verify", "codellm.socket", "codellm@x.service",
-               "codellm-debug.socket", "codellm-debug@x.service"])
-    t.ok(r.returncode == 0, "systemd-analyze verify passes on the installed units (main and debug)",
-         r.stdout + r.stderr)
+               "codellm-debug.socket", "codellm-debug@x.service", "codellm.slice"])
+    t.ok(r.returncode == 0, "systemd-analyze verify passes on the installed units (main and "
+         "debug, and codellm.slice)", r.stdout + r.stderr)
     uid = c.run(["id", "-u", "codellm"]).stdout.strip()
     t.ok(uid.isdigit() and uid != "0", "systemd-sysusers created the system user codellm (uid %s)" % uid)
     r = c.run(["stat", "-c", "%U %a", "/run/codellm"])
@@ -204,6 +208,9 @@ def main(c):
     slots = [ln.split() for ln in r.stdout.splitlines()]
     t.ok(slots and all(x[1:] == ["codellm", "600"] for x in slots),
          "after a run the slot files are the codellm user's, 0600 (%s)" % r.stdout.strip(), r.stderr)
+
+    # ---- CPU: codellm.slice and CPUQuota ---------------------------------
+    cpu_policy(c)
 
     # ---- the debug surface (codellm-debug.socket) -------------------------
     debug_ids = debug_surface(c, exposure)
@@ -338,6 +345,85 @@ def main(c):
     r = c.run(["journalctl", "--no-pager", "-o", "cat", "_COMM=codellm-handler"])
     if any(m in r.stdout for m in harness.SANITIZER_MARKS):
         harness.SANITIZER_REPORTS.append(r.stdout[-8000:])
+
+
+def running_instance(c, prefix, timeout=15):
+    """The active instance unit whose name starts with `prefix` (e.g.
+    "codellm@"), once there is one; None after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = c.systemctl("list-units", "--plain", "--no-legend", "--state=active",
+                          prefix + "*").stdout
+        units = [ln.split()[0] for ln in out.splitlines() if ln.strip()]
+        if units:
+            return units[0]
+        time.sleep(0.05)
+    return None
+
+
+def cpu_controller_file(c, cgroup):
+    """(path, value) of the instance's CPU quota as the kernel holds it:
+    cpu.max (cgroup v2) or cpu.cfs_quota_us (v1 cpu hierarchy); (None,
+    None) where systemd wrote neither (no cpu controller it may write)."""
+    for path in ("/sys/fs/cgroup%s/cpu.max" % cgroup,
+                 "/sys/fs/cgroup/unified%s/cpu.max" % cgroup,
+                 "/sys/fs/cgroup/cpu%s/cpu.cfs_quota_us" % cgroup,
+                 "/sys/fs/cgroup/cpu,cpuacct%s/cpu.cfs_quota_us" % cgroup):
+        r = c.run(["cat", path])
+        if r.returncode == 0:
+            return path, r.stdout.strip()
+    return None, None
+
+
+def cpu_policy(c):
+    """A run through the real unit is in codellm.slice with CPUQuota=100%:
+    looked at from the container's side while the run is in progress."""
+    t.eq((c.unit_property("codellm.slice", "CPUWeight"),
+          c.unit_property("codellm@x.service", "Slice"),
+          c.unit_property("codellm@x.service", "CPUQuotaPerSecUSec")),
+         ("50", "codellm.slice", "1s"),
+         "systemd loads codellm.slice with CPUWeight=50 and the instances with "
+         "Slice=codellm.slice and CPUQuota=100% (CPUQuotaPerSecUSec=1s)")
+    res = []
+    th = threading.Thread(target=lambda: res.append(request(
+        c, "POST", "/v1/chat/completions",
+        chat_body(block("bash", "sleep 3; echo cpu-done")), timeout=30)))
+    th.start()
+    try:
+        unit = running_instance(c, "codellm@")
+        props = {}
+        if unit:
+            for ln in c.systemctl("show", unit, "-p",
+                                  "Slice,CPUQuotaPerSecUSec,ControlGroup,MainPID").stdout.split("\n"):
+                k, _, v = ln.partition("=")
+                props[k] = v.strip()
+        cg = props.get("ControlGroup", "")
+        t.ok(unit and props.get("Slice") == "codellm.slice" and
+             props.get("CPUQuotaPerSecUSec") == "1s" and cg.startswith("/codellm.slice/codellm@"),
+             "a run in progress: its instance %s is in codellm.slice (cgroup %s) with "
+             "CPUQuotaPerSecUSec=1s" % (unit, cg), json.dumps(props))
+        pid = props.get("MainPID", "0")
+        r = c.run(["cat", "/proc/%s/cgroup" % pid]) if pid.isdigit() and pid != "0" else None
+        lines = r.stdout.split() if r is not None and r.returncode == 0 else []
+        t.ok(any(ln.endswith(":" + cg) for ln in lines) if cg else False,
+             "the handler process (MainPID %s) is in that cgroup (/proc/PID/cgroup)" % pid,
+             "\n".join(lines))
+        path, value = cpu_controller_file(c, cg) if cg else (None, None)
+        if path is None:
+            t.diag("CPUQuota= is not enforced here: no cpu.max or cpu.cfs_quota_us for %s "
+                   "(systemd has no cpu controller it may write; codellm-handler(8), CPU)" % cg)
+        elif path.endswith("cpu.max"):
+            t.eq(value.split(), ["100000", "100000"],
+                 "the kernel holds the quota: %s is 100000 100000 (one CPU)" % path)
+        else:
+            period = c.run(["cat", path.replace("cpu.cfs_quota_us", "cpu.cfs_period_us")])
+            t.eq((value, period.stdout.strip()), ("100000", "100000"),
+                 "the kernel holds the quota: %s is 100000 per 100000 µs (one CPU)" % path)
+    finally:
+        th.join(40)
+    r = res[0] if res else None
+    t.ok(r is not None and r.status == 200 and content(r) == "cpu-done\n",
+         "that run completes under the slice and quota", repr(r))
 
 
 def debug_surface(c, exposure):
