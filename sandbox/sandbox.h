@@ -312,8 +312,15 @@ int sbx_signals_init(void);
  * its setup finished. Nothing of the code has run when this returns. On
  * failure every process is gone and p->error says why. */
 int sbx_pipeline_start(struct sbx_pipeline *p);
+/* After the run is ended and every process of it killed (timeout,
+ * disconnect, signal, output cap), the relay reads the pipes until EOF
+ * for at most this long, then closes them: a process outside the run
+ * that holds a write end (--sandbox off) cannot keep the answer back. */
+#define SBX_DRAIN_AFTER_KILL_MS 2000
+
 /* Phase two: release every block at once and relay until all have
- * exited and every pipe is drained, or the run ends early. */
+ * exited and every pipe is drained, or the run ends early (then at
+ * most SBX_DRAIN_AFTER_KILL_MS after the kill). */
 int sbx_pipeline_run(struct sbx_pipeline *p);
 /* Kill whatever is left (after a failed start or a handler error). */
 void sbx_pipeline_abort(struct sbx_pipeline *p);

@@ -205,6 +205,7 @@ struct sbx_relay {
 	int out;	/* last block's stdout */
 	int *err;	/* each block's stderr */
 	long t0;
+	long give_up;	/* after the kill: when the pipes are closed undrained, or -1 */
 };
 
 static void free_fds(struct sbx_pipeline *p, struct sbx_relay *f)
@@ -367,6 +368,7 @@ static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 	if (!p->res || !p->pids || !p->ready_fds || !p->taps || !f)
 		return start_fail(p, f, "memory", ENOMEM);
 	f->out = -1;
+	f->give_up = -1;
 	f->edges = calloc(p->n, sizeof *f->edges);
 	f->err = calloc(p->n, sizeof *f->err);
 	if (!f->edges || !f->err)
@@ -672,6 +674,11 @@ static void end_run(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 	if (p->end == SBX_END_NORMAL)
 		p->end = why;
 	kill_all(p, f, live);
+	/* every process of the run is gone; what is still in the pipes
+	 * is read until EOF, but a process outside the run (possible with
+	 * --sandbox off) may hold a write end open for ever */
+	if (f->give_up < 0)
+		f->give_up = now_ms() + SBX_DRAIN_AFTER_KILL_MS;
 }
 
 /* Reads what is there; returns bytes read, 0 at EOF, -1 when nothing now. */
@@ -965,6 +972,9 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		nfds_t nfds;
 
 		if (live == 0 && !open_reads(p, f))
+			break;
+		/* the hard stop: the answer goes out with what was read */
+		if (f->give_up >= 0 && now >= f->give_up)
 			break;
 		if (live == 0 && !swept) {
 			/* every block ended: what they left behind must not

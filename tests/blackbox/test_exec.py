@@ -4,9 +4,10 @@
 Harmless code only: with --sandbox off a block runs bare, as the handler's
 user. What is checked here is the pipeline machinery every sandbox mode
 shares: interpreters and aliases, a true concurrent pipeline, byte-exact
-relaying, caps, pipefail exit codes, the wall timeout, keep-alive, the end
-of a run on disconnect / SIGTERM / SIGKILL, the subreaper, the block's
-environment and descriptors, workdir cleanup and the output's encoding.
+relaying, caps, pipefail exit codes, the wall timeout and the relay's
+hard stop after the kill, keep-alive, the end of a run on disconnect /
+SIGTERM / SIGKILL, the subreaper, the block's environment and
+descriptors, workdir cleanup and the output's encoding.
 """
 import hashlib
 import json
@@ -411,6 +412,56 @@ with Server("--timeout", "2") as s:
          [b.get("timed_out") for b in br] == [True, True],
          "the timeout kills every block of the pipeline", r.body[:800])
     t.ok(wait_gone("sleep 61." + U, 3) and s.leftovers() == [], "nothing left after the timeouts")
+
+# ---- the relay's hard stop after the kill ------------------------------------------
+# After the kill the handler reads the blocks' pipes until end of file,
+# but for at most 2 s (SBX_DRAIN_AFTER_KILL_MS): a process outside the
+# run that holds a write end must not keep the answer back for ever.
+# Only --sandbox off lets one exist (the handler kills every descendant,
+# so it cannot be one the block starts): here the test itself opens the
+# block's stdout through /proc/PID/fd/1 while the block runs. Harmless
+# code only; the client waits up to 20 s, and only the outcome counts.
+
+
+def hold_stdout(s, timeout=5.0):
+    """(fd, pid): a write end of the running bash block's stdout pipe."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for p in block_processes(s):
+            try:
+                with open("/proc/%d/cmdline" % p, "rb") as f:
+                    if not f.read().startswith(b"bash\0"):
+                        continue
+                return os.open("/proc/%d/fd/1" % p, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC), p
+            except OSError:
+                continue
+        time.sleep(0.01)
+    return None, None
+
+
+for code, what in (("echo before\nsleep 100." + U, "killed by the timeout"),
+                   ("echo before\nsleep 1.5", "ended by itself")):
+    with Server("--timeout", "3", sandbox="off") as s:
+        res = []
+        th = threading.Thread(target=lambda: res.append(s.run(block("bash", code), timeout=20)))
+        th.start()
+        held, pid = hold_stdout(s)
+        th.join(40)
+        if held is not None:
+            os.close(held)
+        kill_leftovers("sleep 100." + U)
+        r = res[0] if res else None
+        c = (ext(r) or {}) if r is not None else {}
+        if held is None:
+            t.ok(False, "relay hard stop (%s): the test could not hold the block's stdout" % what)
+            continue
+        t.ok(r is not None and r.status == 200 and c.get("timed_out") is True and
+             c.get("exit_code") == 124 and content(r) == "before\n",
+             "a block (%s) whose stdout a process outside the run holds open: the answer "
+             "still comes, timed_out true, with what was read (\"before\")" % what,
+             repr(r)[:800])
+        t.ok(wait_gone("sleep 100." + U, 3) and s.leftovers() == [],
+             "relay hard stop (%s): nothing left behind" % what)
 
 # ---- keep-alive ----------------------------------------------------------------------
 with Server("--keepalive-interval", "1") as s:
