@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "json/agent.h"
+#include "json/precheck.h"
 
-#define AGENT_MAX_DEPTH 64
+#define NOT_OBJECT \
+	"the last block's output is not one JSON object {\"changes\":[…],\"answer\":\"…\"}"
 
 __attribute__((format(printf, 3, 4)))
 static long fail(struct agent_error *err, const char *code, const char *fmt, ...)
@@ -17,59 +19,6 @@ static long fail(struct agent_error *err, const char *code, const char *fmt, ...
 	vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-/* cJSON silently ends a string at an escaped NUL and accepts invalid
- * UTF-8 and any nesting up to its compiled-in limit: refuse all three
- * before it reads the program's output. */
-static int prescan(const char *s, size_t n, struct agent_error *err)
-{
-	int depth = 0, in_str = 0;
-
-	if (memchr(s, '\0', n))
-		return (int)fail(err, "invalid_changes", "the output holds a NUL byte");
-	if (!jstr_utf8_valid(s, n))
-		return (int)fail(err, "invalid_changes", "the output is not valid UTF-8");
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (in_str) {
-			if (c == '\\') {
-				size_t k = 0;
-
-				/* cJSON 1.7.15 reads a \u whose four digits are not
-				 * all hex as U+0000 too, and cuts the string there
-				 * just the same: refuse it (s holds no NUL, so
-				 * strchr never matches the terminator) */
-				while (i + 1 < n && s[i + 1] == 'u' && k < 4 && i + 2 + k < n &&
-				       strchr("0123456789abcdefABCDEF", s[i + 2 + k]))
-					k++;
-				if (i + 1 < n && s[i + 1] == 'u' && k < 4)
-					return (int)fail(err, "invalid_changes",
-							 "a string holds \\u without four hex digits (byte %zu)", i);
-				if (k == 4 && !memcmp(s + i + 2, "0000", 4))
-					return (int)fail(err, "invalid_changes",
-							 "a string holds NUL (\\u0000), which a tool call cannot carry");
-				i++;
-			} else if (c == '"') {
-				in_str = 0;
-			} else if ((unsigned char)c < 0x20) {
-				/* RFC 8259: escaped, never raw (cJSON takes them;
-				 * fleet's in-process parser refused them) */
-				return (int)fail(err, "invalid_changes",
-						 "a string holds a raw control byte 0x%02x (byte %zu)",
-						 (unsigned char)c, i);
-			}
-		} else if (c == '"') {
-			in_str = 1;
-		} else if ((c == '[' || c == '{') && ++depth > AGENT_MAX_DEPTH) {
-			return (int)fail(err, "invalid_changes", "JSON nested deeper than %d levels",
-					 AGENT_MAX_DEPTH);
-		} else if (c == ']' || c == '}') {
-			depth--;
-		}
-	}
-	return 0;
 }
 
 /* How much of s an error message quotes: at most max bytes, cut before
@@ -129,26 +78,32 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 		      size_t ntools, struct jbuf *b, struct agent_error *err)
 {
 	struct jbuf calls = {0}, args = {0};
-	const char *end = NULL, *answer = "";
+	const char *answer = "";
+	struct precheck pc;
 	cJSON *root = NULL;
 	const cJSON *changes, *ch;
 	long n = 0, rc = -1;
 	size_t i = 0;
 
-	if (prescan(out, len, err) < 0)
-		return -1;
-	root = cJSON_ParseWithLengthOpts(out, len, &end, 0);
-	if (!cJSON_IsObject(root)) {
-		fail(err, "invalid_changes",
-		     "the last block's output is not one JSON object {\"changes\":[…],\"answer\":\"…\"}");
+	/* the same check as a request's: what passes, cJSON reads whole */
+	if (precheck_json(out, len, &pc) < 0) {
+		if (pc.problem == PRECHECK_SYNTAX)
+			return fail(err, "invalid_changes", "%s (near byte %zu)", NOT_OBJECT, pc.offset);
+		if (pc.problem == PRECHECK_TRAILING)
+			return fail(err, "invalid_changes",
+				    "the last block's output has more after its JSON object (byte %zu)",
+				    pc.offset);
+		return fail(err, "invalid_changes", "the output %s", pc.message);
+	}
+	root = cJSON_ParseWithLength(out, len);
+	if (!root) {
+		fail(err, "invalid_changes", "out of memory reading the last block's output");
 		goto out;
 	}
-	for (size_t k = (size_t)(end - out); k < len; k++)
-		if (out[k] != ' ' && out[k] != '\t' && out[k] != '\r' && out[k] != '\n') {
-			fail(err, "invalid_changes",
-			     "the last block's output has more after its JSON object (byte %zu)", k);
-			goto out;
-		}
+	if (!cJSON_IsObject(root)) {
+		fail(err, "invalid_changes", "%s", NOT_OBJECT);
+		goto out;
+	}
 	{
 		static const char *const top[] = { "changes", "answer", NULL };
 		const char *k = twice(root, top);

@@ -199,7 +199,7 @@ size_t jstr_utf8_prefix(const char *s, size_t n)
 	return n;
 }
 
-int jstr_utf8_valid(const char *s, size_t n)
+size_t jstr_utf8_valid_len(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
@@ -208,8 +208,13 @@ int jstr_utf8_valid(const char *s, size_t n)
 		int k = utf8_seq(u + i, n - i);
 
 		if (k <= 0)
-			return 0;
+			return i;
 		i += (size_t)k;
 	}
-	return 1;
+	return n;
+}
+
+int jstr_utf8_valid(const char *s, size_t n)
+{
+	return jstr_utf8_valid_len(s, n) == n;
 }

@@ -36,4 +36,9 @@ size_t jstr_utf8_prefix(const char *s, size_t n);
 /* 1 when s[0..n) is entirely valid UTF-8. */
 int jstr_utf8_valid(const char *s, size_t n);
 
+/* Length of the longest prefix of s[0..n) made of whole, valid UTF-8
+ * sequences: the offset of the first ill-formed (or truncated) one, n
+ * when there is none. */
+size_t jstr_utf8_valid_len(const char *s, size_t n);
+
 #endif

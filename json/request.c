@@ -8,6 +8,7 @@
 #include "json/debug.h"
 #include "json/fence.h"
 #include "json/jstr.h"
+#include "json/precheck.h"
 #include "json/request.h"
 
 __attribute__((format(printf, 5, 6)))
@@ -26,72 +27,24 @@ static int fail(struct req_error *err, int status, const char *code,
 	return -1;
 }
 
-/* cJSON silently ends a string at a NUL (escaped or raw) and takes any
- * nesting up to a limit compiled into the library, and it accepts invalid
- * UTF-8: check all three on the raw text before it sees it. */
-static int prescan(const char *s, size_t n, struct req_error *err)
-{
-	int depth = 0, in_str = 0;
-
-	if (!jstr_utf8_valid(s, n))
-		return fail(err, 400, "invalid_json", NULL,
-			    "request body is not valid UTF-8");
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		/* a raw NUL is never valid JSON, and inside a string cJSON
-		 * would cut the value there just as with \u0000 */
-		if (c == '\0')
-			return fail(err, 400, "invalid_json", NULL,
-				    "request body holds a NUL byte");
-		if (in_str) {
-			if (c == '\\') {
-				if (i + 5 < n && s[i + 1] == 'u' &&
-				    !memcmp(s + i + 2, "0000", 4))
-					return fail(err, 400, "invalid_json", NULL,
-						    "strings holding NUL (\\u0000) are not accepted");
-				i++;
-			} else if (c == '"') {
-				in_str = 0;
-			}
-		} else if (c == '"') {
-			in_str = 1;
-		} else if (c == '[' || c == '{') {
-			if (++depth > REQ_MAX_DEPTH)
-				return fail(err, 400, "invalid_json", NULL,
-					    "JSON nested deeper than %d levels",
-					    REQ_MAX_DEPTH);
-		} else if (c == ']' || c == '}') {
-			depth--;
-		}
-	}
-	return 0;
-}
-
-/* The body as one JSON object, after prescan; NULL with err filled. */
+/* The body as one JSON object; NULL with err filled. precheck_json
+ * refuses what cJSON would read wrongly or not whole, so a body it
+ * passes is one cJSON takes in full. */
 static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 {
-	const char *end = NULL;
+	struct precheck pc;
 	cJSON *root;
 
-	if (prescan(body, len, err) < 0)
-		return NULL;
-	root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
-	if (!root) {
-		fail(err, 400, "invalid_json", NULL,
-		     "request body is not valid JSON (near byte %zu)",
-		     end && end >= body ? (size_t)(end - body) : 0);
+	if (precheck_json(body, len, &pc) < 0) {
+		fail(err, 400, "invalid_json", NULL, "request body %s", pc.message);
 		return NULL;
 	}
-	/* body is not NUL-terminated: strspn would run past its end when
-	 * only whitespace follows the value, so walk the rest by length */
-	for (const char *t = end ? end : body + len; t < body + len; t++)
-		if (*t != ' ' && *t != '\t' && *t != '\r' && *t != '\n') {
-			fail(err, 400, "invalid_json", NULL,
-			     "request body has data after the JSON value");
-			cJSON_Delete(root);
-			return NULL;
-		}
+	root = cJSON_ParseWithLength(body, len);
+	if (!root) {
+		fail(err, 400, "invalid_json", NULL,
+		     "request body could not be read (out of memory)");
+		return NULL;
+	}
 	if (!cJSON_IsObject(root)) {
 		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
 		cJSON_Delete(root);

@@ -7,8 +7,6 @@
 
 #include "json/registry.h"
 
-/* Deepest JSON nesting accepted (cJSON's own limit is compiled in). */
-#define REQ_MAX_DEPTH 64
 #define REQ_MAX_MESSAGES 4096
 #define REQ_MAX_TOOLS 128
 

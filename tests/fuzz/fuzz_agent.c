@@ -17,10 +17,9 @@
  *    for a success every call's name and fields decoded from the output
  *    equal the model's, byte for byte and length for length.
  * The reader refuses \u0000 (SPEC §6: a NUL is refused, never cut) and
- * takes what cJSON 1.7.15 takes outside strings (any byte
- * 0x01-0x20 as whitespace, a leading BOM, numbers as strtod reads the
- * whole run of [0-9+-.eE]) — lenient, but nothing there is carried into a tool
- * call — and inside strings only RFC 8259. */
+ * takes RFC 8259 only, as the shared pre-check (json/precheck.c) does
+ * for every JSON the handler reads: whitespace is space, tab, CR and LF,
+ * numbers follow the RFC's grammar, a leading BOM is skipped. */
 #include <cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,8 +83,17 @@ static void jv_free(struct jv *v)
 
 static void ws(struct rd *r)
 {
-	while (r->i < r->n && r->s[r->i] >= 1 && r->s[r->i] <= 32)
+	while (r->i < r->n && strchr(" \t\r\n", r->s[r->i]) && r->s[r->i])
 		r->i++;
+}
+
+static size_t digits(const struct rd *r, size_t k)
+{
+	size_t d = 0;
+
+	while (k + d < r->n && r->s[k + d] >= '0' && r->s[k + d] <= '9')
+		d++;
+	return d;
 }
 
 static int hex4(const struct rd *r, size_t at, unsigned *out)
@@ -303,24 +311,27 @@ static int rd_val(struct rd *r, struct jv *v, int depth)
 	if (*p == '"')
 		return rd_str(r, v);
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
-		/* Debian's cJSON 1.7.15 copies the whole run (no 63-byte
-		 * cap since its CVE fixes) and advances by what strtod read */
-		size_t k = 0, used;
-		char *num, *end;
+		/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+		size_t k = r->i + (*p == '-'), d = digits(r, k);
 
-		while (k < left && p[k] && strchr("0123456789+-eE.", p[k]))
-			k++;
-		num = malloc(k + 1);
-		CHECK(num);
-		memcpy(num, p, k);
-		num[k] = '\0';
-		strtod(num, &end);
-		used = (size_t)(end - num);
-		free(num);
-		if (!used)
+		if (!d || (d > 1 && r->s[k] == '0'))
 			return 0;
+		k += d;
+		if (k < r->n && r->s[k] == '.') {
+			if (!(d = digits(r, k + 1)))
+				return 0;
+			k += 1 + d;
+		}
+		if (k < r->n && (r->s[k] == 'e' || r->s[k] == 'E')) {
+			k++;
+			if (k < r->n && (r->s[k] == '+' || r->s[k] == '-'))
+				k++;
+			if (!(d = digits(r, k)))
+				return 0;
+			k += d;
+		}
 		v->t = J_NUM;
-		r->i += used;
+		r->i = k;
 		return 1;
 	}
 	if (*p == '[' || *p == '{')

@@ -1,9 +1,10 @@
 /* Tests for json/jstr.c: jstr_escape against a table whose expected
  * outputs were computed with Python 3 (bytes.decode("utf-8", "replace"),
  * then JSON-escaped as the header promises), covering every
- * maximal-subpart case of Unicode §3.9 Table 3-8; jstr_utf8_prefix and
- * jstr_utf8_valid tables; the split property the streaming writer relies
- * on; and jbuf growth. Inputs sit right before a PROT_NONE page. */
+ * maximal-subpart case of Unicode §3.9 Table 3-8; jstr_utf8_prefix,
+ * jstr_utf8_valid and jstr_utf8_valid_len tables; the split property
+ * the streaming writer relies on; and jbuf growth. Inputs sit right
+ * before a PROT_NONE page. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,17 @@ static void check_prefix(const struct prefix_row *r)
 		tap_diag("got %zu, want %zu", p, r->prefix);
 	if (!tap_ok(v == r->valid, "jstr_utf8_valid %s", r->name))
 		tap_diag("got %d, want %d", v, r->valid);
+	/* jstr_utf8_valid_len: the longest valid prefix, so valid itself
+	 * and no longer prefix is (the offset the JSON check reports) */
+	{
+		size_t vl = jstr_utf8_valid_len(in, r->len);
+		int ok = (vl == r->len) == r->valid && jstr_utf8_valid(in, vl);
+
+		for (size_t k = vl + 1; ok && k <= r->len; k++)
+			ok = !jstr_utf8_valid(in, k);
+		if (!tap_ok(ok, "jstr_utf8_valid_len %s", r->name))
+			tap_diag("got %zu of %zu", vl, r->len);
+	}
 	guard_free(&g);
 }
 

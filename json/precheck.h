@@ -1,0 +1,49 @@
+/* The one check every JSON text the handler reads passes before cJSON
+ * sees it: a chat request, a debug route's body, the last block's output
+ * in agent mode. cJSON 1.7.15 is lenient in ways that lose data silently
+ * (a \u with non-hex digits becomes U+0000 and ends the string there, as
+ * \u0000 does; raw control bytes pass; invalid UTF-8 passes) and fails
+ * on some texts it should take (a lone surrogate) with no way to tell a
+ * syntax error from running out of memory. So the text is validated here
+ * as RFC 8259 JSON, strictly, with the limits below: what passes is what
+ * cJSON reads whole and unchanged, and a later cJSON failure can only be
+ * memory. */
+#ifndef CODELLM_PRECHECK_H
+#define CODELLM_PRECHECK_H
+
+#include <stddef.h>
+
+/* Deepest nesting of arrays and objects (cJSON's own limit, 1000, is
+ * compiled into the library). */
+#define PRECHECK_MAX_DEPTH 64
+
+enum precheck_problem {
+	PRECHECK_OK,
+	PRECHECK_NUL,		/* a NUL byte anywhere */
+	PRECHECK_UTF8,		/* invalid UTF-8 anywhere */
+	PRECHECK_CONTROL,	/* a raw byte below 0x20 inside a string */
+	PRECHECK_ESCAPE,	/* \ then a byte that starts no escape, or the end */
+	PRECHECK_HEX,		/* \u without four hex digits */
+	PRECHECK_U0000,		/* \u0000: cJSON would end the string there */
+	PRECHECK_SURROGATE,	/* \uD800-\uDFFF that is not a high-low pair */
+	PRECHECK_DEPTH,		/* nested deeper than PRECHECK_MAX_DEPTH */
+	PRECHECK_SYNTAX,	/* anything else RFC 8259 does not allow */
+	PRECHECK_TRAILING,	/* more than whitespace after the value */
+};
+
+struct precheck {
+	enum precheck_problem problem;
+	size_t offset;		/* the byte the problem starts at */
+	/* the problem as a predicate with its place, to follow a subject:
+	 * "holds \\u without four hex digits in a string (byte 61: \\uZZZZ)" */
+	char message[160];
+};
+
+/* 0 when s[0..n) is one JSON value as RFC 8259 has it (a leading UTF-8
+ * byte order mark allowed, as cJSON skips it), valid UTF-8, no NUL raw
+ * or escaped, nesting within the limit. Otherwise -1 with *ret telling
+ * the first problem: NUL and UTF-8 are looked for in the whole text
+ * first, the rest in text order. */
+int precheck_json(const char *s, size_t n, struct precheck *ret);
+
+#endif
