@@ -500,7 +500,7 @@ static int read_head(struct ctx *x)
 	x->head = malloc(x->head_len + 1);
 	if (!x->head)
 		return fail(x, 503, "server_error", "server_overloaded", NULL,
-			    "the server is out of memory; retry");
+			    "the server is out of memory reading this request; retry");
 	for (;;) {
 		ssize_t r = conn_read(&x->c, x->head + x->head_used,
 				      x->head_len - x->head_used, deadline);

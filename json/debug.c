@@ -226,7 +226,7 @@ int dbg_query_param(const char *target, size_t n, const char *name,
 		}
 		out = malloc((size_t)(e - v) + 1);
 		if (!out)
-			return -2;
+			return -3;
 		for (const char *s = v; s < e; s++) {
 			if (*s == '+') {
 				out[k++] = ' ';

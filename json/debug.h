@@ -34,8 +34,8 @@ void dbg_base64(struct jbuf *b, const void *data, size_t n);
 /* The value of query parameter `name` in a request-target (the part
  * after '?', up to '#'), form-decoded ('+' is a space, %XX a byte).
  * Returns 0 with a malloc'd, NUL-terminated *ret (its length in
- * *ret_len), -1 when absent, -2 when its encoding is broken or memory
- * ran out. The first occurrence wins. */
+ * *ret_len), -1 when absent, -2 when its encoding is broken, -3 when
+ * memory ran out. The first occurrence wins. */
 int dbg_query_param(const char *target, size_t n, const char *name,
 		    char **ret, size_t *ret_len);
 

@@ -18,13 +18,23 @@ static int fail(struct req_error *err, int status, const char *code,
 	va_list ap;
 
 	err->status = status;
-	err->type = status == 403 ? "permission_error" : "invalid_request_error";
+	err->type = status == 403 ? "permission_error" :
+		    status == 503 ? "server_error" : "invalid_request_error";
 	err->code = code;
 	err->param = param;
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof err->message, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* An allocation failed while reading the request: the server's
+ * condition, never the client's (a 4xx would tell it not to retry a
+ * request that is fine). */
+static int oom(struct req_error *err)
+{
+	return fail(err, 503, "server_overloaded", NULL,
+		    "the server is out of memory reading this request; retry");
 }
 
 /* The body as one JSON object; NULL with err filled. precheck_json
@@ -41,8 +51,8 @@ static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 	}
 	root = cJSON_ParseWithLength(body, len);
 	if (!root) {
-		fail(err, 400, "invalid_json", NULL,
-		     "request body could not be read (out of memory)");
+		/* the text passed precheck_json: only memory is left */
+		oom(err);
 		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
@@ -77,12 +87,12 @@ static int msg_text(const cJSON *content, size_t idx, struct msg *m,
 	if (!content || cJSON_IsNull(content)) {
 		m->text = strdup("");
 		m->len = 0;
-		return m->text ? 0 : fail(err, 400, NULL, "messages", "out of memory");
+		return m->text ? 0 : oom(err);
 	}
 	if (cJSON_IsString(content)) {
 		m->len = strlen(content->valuestring);
 		m->text = strdup(content->valuestring);
-		return m->text ? 0 : fail(err, 400, NULL, "messages", "out of memory");
+		return m->text ? 0 : oom(err);
 	}
 	if (!cJSON_IsArray(content))
 		return fail(err, 400, "invalid_type", "messages",
@@ -103,7 +113,7 @@ static int msg_text(const cJSON *content, size_t idx, struct msg *m,
 	}
 	if (!jbuf_cstr(&b)) {
 		jbuf_free(&b);
-		return fail(err, 400, NULL, "messages", "out of memory");
+		return oom(err);
 	}
 	m->text = b.p;
 	m->len = b.len;
@@ -144,9 +154,9 @@ static char *dupn(const char *s, size_t n)
 }
 
 /* Lists every fence label of the candidate messages for the "no runnable
- * block" error, each label once. */
-static void labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
-			size_t outlen)
+ * block" error, each label once; -1 when memory ran out. */
+static int labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
+		       size_t outlen)
 {
 	struct jbuf b = {0};
 
@@ -171,8 +181,13 @@ static void labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
 			jbuf_append(&b, quoted, (size_t)q);
 		}
 	}
-	snprintf(out, outlen, "%s", b.len && jbuf_cstr(&b) ? b.p : "none");
+	if (!jbuf_cstr(&b)) {
+		jbuf_free(&b);
+		return -1;
+	}
+	snprintf(out, outlen, "%s", b.len ? b.p : "none");
 	jbuf_free(&b);
+	return 0;
 }
 
 static int parse_tools(const cJSON *tools, struct chat_request *r,
@@ -191,7 +206,7 @@ static int parse_tools(const cJSON *tools, struct chat_request *r,
 			    "at most %d tools are accepted", REQ_MAX_TOOLS);
 	r->tools = calloc(n + 1, sizeof *r->tools);
 	if (!r->tools)
-		return fail(err, 400, NULL, "tools", "out of memory");
+		return oom(err);
 	cJSON_ArrayForEach(t, tools) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(t, "type");
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
@@ -205,7 +220,7 @@ static int parse_tools(const cJSON *tools, struct chat_request *r,
 				    r->ntools);
 		r->tools[r->ntools] = strdup(name->valuestring);
 		if (!r->tools[r->ntools])
-			return fail(err, 400, NULL, "tools", "out of memory");
+			return oom(err);
 		if (!strcmp(name->valuestring, "finish"))
 			r->agent = 1;
 		r->ntools++;
@@ -230,7 +245,7 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 			    "model is longer than 256 bytes");
 	r->model = strdup(model->valuestring);
 	if (!r->model)
-		return fail(err, 400, NULL, "model", "out of memory");
+		return oom(err);
 	r->model_interp = reg_lookup(reg, r->model, strlen(r->model));
 	if (n && !cJSON_IsNull(n) &&
 	    (!cJSON_IsNumber(n) || n->valuedouble != 1.0))
@@ -282,7 +297,7 @@ static int parse_messages(const cJSON *arr, struct msg **ret, size_t *ret_n,
 			    "at most %d messages are accepted", REQ_MAX_MESSAGES);
 	msgs = calloc(n, sizeof *msgs);
 	if (!msgs)
-		return fail(err, 400, NULL, "messages", "out of memory");
+		return oom(err);
 	*ret = msgs;
 	cJSON_ArrayForEach(m, arr) {
 		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
@@ -325,7 +340,7 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 	struct fence_block *fb = calloc(nf ? nf : 1, sizeof *fb);
 
 	if (!fb)
-		return fail(err, 400, NULL, "messages", "out of memory");
+		return oom(err);
 	fence_extract(m->text, m->len, fb, nf);
 	runnable = count_runnable(r, reg, m, fb, nf);
 	if (runnable > max_blocks) {
@@ -337,13 +352,13 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 	r->blocks = calloc(runnable ? runnable : 1, sizeof *r->blocks);
 	r->skipped = calloc(nf - runnable + 1, sizeof *r->skipped);
 	if (!r->blocks || !r->skipped)
-		goto oom;
+		goto nomem;
 	for (size_t i = 0; i < nf; i++) {
 		const struct interp *it = fence_interp(r, reg, m->text, &fb[i]);
 		char *label = dupn(m->text + fb[i].label_off, fb[i].label_len);
 
 		if (!label)
-			goto oom;
+			goto nomem;
 		if (!it) {
 			r->skipped[r->nskipped].label = label;
 			r->skipped[r->nskipped++].line = fb[i].start_line;
@@ -357,15 +372,15 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 		b->end_line = fb[i].end_line;
 		b->code = malloc(fb[i].body_end - fb[i].body_off + 1);
 		if (!b->code)
-			goto oom;
+			goto nomem;
 		b->code_len = fence_content(m->text, &fb[i], b->code);
 		b->code[b->code_len] = '\0';
 	}
 	free(fb);
 	return 0;
-oom:
+nomem:
 	free(fb);
-	return fail(err, 400, NULL, "messages", "out of memory");
+	return oom(err);
 }
 
 static int whole_message(struct chat_request *r, const struct msg *m,
@@ -373,7 +388,7 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 {
 	r->blocks = calloc(1, sizeof *r->blocks);
 	if (!r->blocks)
-		return fail(err, 400, NULL, "messages", "out of memory");
+		return oom(err);
 	r->nblocks = 1;
 	r->blocks[0].interp = r->model_interp;
 	r->blocks[0].label = strdup("");
@@ -385,7 +400,7 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 		if (m->text[i] == '\n' && i + 1 < m->len)
 			r->blocks[0].end_line++;
 	if (!r->blocks[0].label || !r->blocks[0].code)
-		return fail(err, 400, NULL, "messages", "out of memory");
+		return oom(err);
 	return 0;
 }
 
@@ -417,7 +432,7 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 		nf = fence_extract(msgs[i].text, msgs[i].len, NULL, 0);
 		fb = calloc(nf ? nf : 1, sizeof *fb);
 		if (!fb) {
-			fail(err, 400, NULL, "messages", "out of memory");
+			oom(err);
 			goto out;
 		}
 		fence_extract(msgs[i].text, msgs[i].len, fb, nf);
@@ -441,7 +456,10 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	if (code == (size_t)-1) {
 		char seen[384];
 
-		labels_seen(msgs, nmsgs, seen, sizeof seen);
+		if (labels_seen(msgs, nmsgs, seen, sizeof seen) < 0) {
+			oom(err);
+			goto out;
+		}
 		fail(err, 400, "no_runnable_block", "messages",
 		     "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
 		     seen);
@@ -551,7 +569,7 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 	m.text = dupn(text, len);
 	m.len = len;
 	if (!m.text)
-		return fail(err, 400, NULL, "body", "out of memory");
+		return oom(err);
 	/* no model here: a fence without a label names no interpreter */
 	if (take_blocks(r, reg, &m, max_blocks, err) < 0) {
 		free(m.text);
@@ -641,7 +659,7 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 		r->stdin_len = strlen(in->valuestring);
 		r->stdin_data = dupn(in->valuestring, r->stdin_len);
 		if (!r->stdin_data)
-			goto oom;
+			goto nomem;
 	}
 	bag = cJSON_GetObjectItemCaseSensitive(root, "input");
 	if (cJSON_IsString(bag)) {
@@ -653,7 +671,7 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 		r->bag_len = r->bag ? strlen(r->bag) : 0;
 	}
 	if (bag && !cJSON_IsNull(bag) && !r->bag)
-		goto oom;
+		goto nomem;
 	if (want_block) {
 		/* run-block: a pipeline of the one block */
 		for (size_t i = 0; i < r->nblocks; i++)
@@ -666,8 +684,8 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 	}
 	rc = 0;
 	goto out;
-oom:
-	fail(err, 400, NULL, NULL, "out of memory");
+nomem:
+	oom(err);
 fail_r:
 	req_free(r);
 out:
@@ -685,6 +703,8 @@ int req_parse_debug_query(const char *target, size_t n, const struct registry *r
 
 	memset(r, 0, sizeof *r);
 	memset(err, 0, sizeof *err);
+	if (rc == -3)
+		return oom(err);
 	if (rc == -2)
 		return fail(err, 400, "invalid_value", "body",
 			    "the body query parameter is not valid form encoding");

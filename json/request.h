@@ -47,8 +47,9 @@ struct chat_request {
 };
 
 struct req_error {
-	int status;			/* 400 or 403 */
-	const char *type;		/* invalid_request_error, permission_error */
+	int status;			/* 400, 403, or 503 when memory ran out */
+	const char *type;		/* invalid_request_error, permission_error,
+					 * server_error (503, code server_overloaded) */
 	const char *code;		/* may be NULL */
 	const char *param;		/* may be NULL */
 	char message[512];
@@ -56,7 +57,9 @@ struct req_error {
 
 /* Parse and validate body[0..len). Returns 0 and fills *ret, or -1 and
  * fills *err. The registry decides which labels run and which are
- * allowed; max_blocks caps the runnable blocks. */
+ * allowed; max_blocks caps the runnable blocks. Running out of memory
+ * is 503 server_error "server_overloaded", never a 4xx, here and in
+ * every reader below. */
 int req_parse(const char *body, size_t len, const struct registry *reg,
 	      size_t max_blocks, struct chat_request *ret, struct req_error *err);
 

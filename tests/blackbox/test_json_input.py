@@ -9,6 +9,9 @@ digits as U+0000 and ends the string there, so "print(1)\\uZZZZprint(2)"
 ran print(1) and silently dropped the rest. Blocks that would leave a
 marker file on the host run on a --sandbox off server (harmless code; the
 rule under test is the same in every mode).
+
+Running out of memory while reading a request is 503 server_error
+"server_overloaded", never a 4xx: the request may be fine.
 """
 import json
 import os
@@ -123,6 +126,26 @@ with Server("--debug", "--timeout", "30") as d:
     r = post(d, "/debug/run-pipeline", body)
     refused(r, "/debug/run-pipeline with \\uZZZZ → 400", "\\uZZZZ")
     t.eq(d.leftovers(), [], "… and no run directory was made")
+
+# ---- out of memory while reading a request is the server's condition --------------------
+# The handler under RLIMIT_AS 40 MiB starts and serves small requests; a
+# 48 MiB body (--max-request-bytes allows it) cannot be held. (An
+# AddressSanitizer build reserves terabytes of shadow: no limit fits it.)
+if SANITIZE:
+    t.skip("a body the handler cannot hold → 503 server_overloaded", "sanitizer build")
+else:
+    w = handler_wrapper(["prlimit", "--as=%d" % (40 << 20)])
+    with Server("--max-request-bytes", "512M", handler=w) as s:
+        body = chat_body("x" * (48 << 20))
+        r = post(s, "/v1/chat/completions", body)
+        e = r.error() or {}
+        t.ok(r.status == 503 and e.get("type") == "server_error" and
+             e.get("code") == "server_overloaded" and
+             "out of memory reading this request" in (e.get("message") or ""),
+             "a body the handler cannot hold → 503 server_error server_overloaded, not 4xx/500",
+             "status %s body %r" % (r.status, r.body[:300]))
+        t.eq(s.leftovers(), [], "… and no run directory was made")
+    remove_wrappers()
 
 shutil.rmtree(marks, ignore_errors=True)
 t.done()

@@ -6,7 +6,8 @@
  *    than the input, 0 < nblocks <= 3 for the runs, exactly one block
  *    for run-block (allowed), every block allowed for the pipeline; the
  *    list's answer (dbg_blocks) is valid JSON with one entry per block;
- *  - failure: 400/403 with a type and message, the request left zeroed;
+ *  - failure: 400/403 with a type and message, the request left zeroed
+ *    (503 server_overloaded only when memory ran out);
  *  - a query value is never longer than the target and NUL-terminated;
  *  - a loopback Host never holds a byte outside [0-9A-Za-z.:[\]-]. */
 #include <cJSON.h>
@@ -51,7 +52,8 @@ static void parse(const char *in, size_t n, enum req_debug what)
 
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {
-		CHECK(e.status == 400 || e.status == 403);
+		CHECK(e.status == 400 || e.status == 403 || e.status == 503);
+		CHECK((e.status == 503) == (e.code && !strcmp(e.code, "server_overloaded")));
 		CHECK(e.type && e.message[0]);
 		CHECK(r.blocks == NULL && r.nblocks == 0 && r.code_text == NULL &&
 		      r.stdin_data == NULL && r.bag == NULL && r.skipped == NULL);
@@ -112,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: parse(in, n, REQ_DEBUG_PIPELINE); break;
 	case 3:
 		rc = dbg_query_param(in, n, "body", &v, &len);
-		CHECK(rc == 0 || rc == -1 || rc == -2);
+		CHECK(rc == 0 || rc == -1 || rc == -2 || rc == -3);
 		if (rc == 0)
 			check_text(v, len, n);
 		else

@@ -9,7 +9,8 @@
  *    stdin and bag no longer than the body, stdin never empty-but-set;
  *    timeout_s 0 or positive and finite;
  *  - failure: status 400 or 403 with a type and a non-empty message, 403
- *    with a code, and the request left zeroed. */
+ *    with a code, and the request left zeroed; 503 server_overloaded
+ *    only when memory ran out. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,7 +91,9 @@ static void check_ok(const struct chat_request *r, size_t size)
 
 static void check_fail(const struct chat_request *r, const struct req_error *e)
 {
-	CHECK(e->status == 400 || e->status == 403);
+	CHECK(e->status == 400 || e->status == 403 || e->status == 503);
+	/* 503 is memory running out, never the input's fault */
+	CHECK((e->status == 503) == (e->code && !strcmp(e->code, "server_overloaded")));
 	CHECK(e->type != NULL);
 	CHECK(e->message[0] != '\0');
 	CHECK(memchr(e->message, '\0', sizeof e->message) != NULL);
