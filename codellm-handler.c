@@ -61,6 +61,7 @@ struct options {
 	unsigned long long max_stderr_bytes;
 	unsigned long long max_request_bytes;
 	unsigned long long max_blocks;
+	unsigned long long max_skipped_fences;
 	unsigned long long max_header_bytes;
 	double header_timeout_s;
 	double body_timeout_s;
@@ -90,6 +91,7 @@ static struct options opt = {
 	.max_stderr_bytes = 65536,
 	.max_request_bytes = 8388608,
 	.max_blocks = 16,
+	.max_skipped_fences = 16,
 	.max_header_bytes = 16384,
 	.header_timeout_s = 10,
 	.body_timeout_s = 30,
@@ -130,6 +132,7 @@ static const struct opt_def opt_defs[] = {
 	{ "max-stderr-bytes", K_SIZE, &opt.max_stderr_bytes, 0, SZ(1) << 30 },
 	{ "max-request-bytes", K_SIZE, &opt.max_request_bytes, 1, SZ(1) << 32 },
 	{ "max-blocks", K_SIZE, &opt.max_blocks, 1, 256 },
+	{ "max-skipped-fences", K_SIZE, &opt.max_skipped_fences, 0, 4096 },
 	{ "max-header-bytes", K_SIZE, &opt.max_header_bytes, 256, SZ(1) << 20 },
 	{ "header-timeout", K_SECONDS, &opt.header_timeout_s, 0, 0 },
 	{ "body-timeout", K_SECONDS, &opt.body_timeout_s, 0, 0 },
@@ -260,6 +263,7 @@ static void usage(FILE *f)
 		"  --max-stderr-bytes N      kept stderr per block (64K)\n"
 		"  --max-request-bytes N     request body (8M)\n"
 		"  --max-blocks N            runnable blocks per request (16)\n"
+		"  --max-skipped-fences N    skipped fences an answer lists (16)\n"
 		"  --max-header-bytes N      request line + headers (16K)\n"
 		"  --header-timeout S        headers must arrive within (10)\n"
 		"  --body-timeout S          body must arrive within (30)\n"
@@ -1639,13 +1643,23 @@ static void audit_request(struct audit *a, const struct chat_request *r, const c
 	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
 }
 
+/* What a request may make the handler run, hold and echo. */
+static const struct req_limits *limits(void)
+{
+	static struct req_limits lim;
+
+	lim.max_blocks = (size_t)opt.max_blocks;
+	lim.max_skipped = (size_t)opt.max_skipped_fences;
+	return &lim;
+}
+
 static int route_chat(struct ctx *x)
 {
 	struct chat_request r;
 	struct req_error e;
 	int status;
 
-	if (req_parse(x->body, x->body_len, &x->reg, opt.max_blocks, &r, &e) < 0)
+	if (req_parse(x->body, x->body_len, &x->reg, limits(), &r, &e) < 0)
 		return refuse_request(x, &e);
 	audit_request(&x->au, &r, r.agent ? "agent" : "run");
 	if (r.rerun_guard) {
@@ -1809,9 +1823,9 @@ static int route_debug_blocks(struct ctx *x)
 
 	if (method_is(x, "GET"))
 		rc = req_parse_debug_query(x->hr.target, x->hr.target_len, &x->reg,
-					   opt.max_blocks, &r, &e);
+					   limits(), &r, &e);
 	else
-		rc = req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
+		rc = req_parse_debug(x->body, x->body_len, &x->reg, limits(),
 				     REQ_DEBUG_LIST, &r, &unused, &e);
 	if (rc < 0)
 		return fail_req(x, &e);
@@ -1833,7 +1847,7 @@ static int route_debug_run(struct ctx *x, int pipeline)
 	struct req_error e;
 	int status;
 
-	if (req_parse_debug(x->body, x->body_len, &x->reg, opt.max_blocks,
+	if (req_parse_debug(x->body, x->body_len, &x->reg, limits(),
 			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
 			    &x->dbg_index, &e) < 0)
 		return refuse_request(x, &e);

@@ -105,45 +105,63 @@ static int close_fence(const char *text, const struct line *l, char c,
 	return q == l->end;
 }
 
-size_t fence_extract(const char *text, size_t len, struct fence_block *out,
-		     size_t max)
+int fence_next(const char *text, size_t len, struct fence_scan *s,
+	       struct fence_block *out)
 {
-	size_t off = 0, count = 0, run;
-	unsigned line = 1;
+	size_t off = s->off, run = 0;
+	unsigned line = s->nl + 1;
 	struct fence_block b;
 	struct line l;
 	char c;
 
-	while (off < len) {
+	while (off < len && !run) {
 		line_at(text, len, off, &l);
 		run = open_fence(text, &l, &b, &c);
 		b.start_line = line;
 		off = l.next;
 		line += l.nl;
-		if (!run)
-			continue;
-		b.body_off = off;
-		b.closed = 0;
-		while (off < len) {
-			line_at(text, len, off, &l);
-			if (close_fence(text, &l, c, run)) {
-				b.body_end = off;
-				b.end_line = line;
-				b.closed = 1;
-				off = l.next;
-				line += l.nl;
-				break;
-			}
+	}
+	if (!run) {
+		s->off = off;
+		s->nl = line - 1;
+		return 0;
+	}
+	b.body_off = off;
+	b.closed = 0;
+	while (off < len) {
+		line_at(text, len, off, &l);
+		if (close_fence(text, &l, c, run)) {
+			b.body_end = off;
+			b.end_line = line;
+			b.closed = 1;
 			off = l.next;
 			line += l.nl;
+			break;
 		}
-		if (!b.closed) {
-			/* off == len > 0 here and `line` is 1 + the number of
-			 * '\n' in the input; a final '\n' ends the last line
-			 * rather than starting an empty one */
-			b.body_end = len;
-			b.end_line = text[len - 1] == '\n' ? line - 1 : line;
-		}
+		off = l.next;
+		line += l.nl;
+	}
+	if (!b.closed) {
+		/* off == len > 0 here and `line` is 1 + the number of
+		 * '\n' in the input; a final '\n' ends the last line
+		 * rather than starting an empty one */
+		b.body_end = len;
+		b.end_line = text[len - 1] == '\n' ? line - 1 : line;
+	}
+	s->off = off;
+	s->nl = line - 1;
+	*out = b;
+	return 1;
+}
+
+size_t fence_extract(const char *text, size_t len, struct fence_block *out,
+		     size_t max)
+{
+	struct fence_scan s = {0};
+	struct fence_block b;
+	size_t count = 0;
+
+	while (fence_next(text, len, &s, &b)) {
 		if (count < max)
 			out[count] = b;
 		count++;

@@ -17,6 +17,18 @@ struct fence_block {
 	int closed;		/* 1 when a closing fence was found */
 };
 
+/* Where a scan of the blocks stands; zeroed, it is at the start. */
+struct fence_scan {
+	size_t off;		/* first byte of the next line to look at */
+	unsigned nl;		/* '\n' seen before it */
+};
+
+/* The next top-level fenced code block of `text` after *s: fills *out,
+ * moves *s past the block and returns 1, or returns 0 at the end. Lets
+ * a caller walk any number of blocks in constant memory. */
+int fence_next(const char *text, size_t len, struct fence_scan *s,
+	       struct fence_block *out);
+
 /* Scan `text` for top-level fenced code blocks. Fills at most `max`
  * entries of `out` (out may be NULL when max is 0) and returns the total
  * number of blocks in the text, which may exceed `max`. */

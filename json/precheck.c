@@ -212,7 +212,7 @@ int precheck_json(const char *s, size_t n, struct precheck *ret)
 	const char *nul = n ? memchr(s, '\0', n) : NULL;
 	enum { VALUE, KEY, AFTER } want = VALUE;
 	uint64_t obj = 0;	/* bit d: the open level d + 1 is an object */
-	size_t i = 0, valid;
+	size_t i = 0, valid, values = 0;
 	int depth = 0;
 
 	ret->problem = PRECHECK_OK;
@@ -257,6 +257,10 @@ int precheck_json(const char *s, size_t n, struct precheck *ret)
 				break;
 			i++;
 			want = VALUE;
+		} else if (++values > PRECHECK_MAX_VALUES) {
+			return fail(ret, PRECHECK_VALUES, i,
+				    "holds more than %d JSON values (byte %zu)",
+				    PRECHECK_MAX_VALUES, i);
 		} else if (s[i] == '{' || s[i] == '[') {
 			if (depth == PRECHECK_MAX_DEPTH)
 				return fail(ret, PRECHECK_DEPTH, i,

@@ -16,6 +16,14 @@
 /* Deepest nesting of arrays and objects (cJSON's own limit, 1000, is
  * compiled into the library). */
 #define PRECHECK_MAX_DEPTH 64
+/* Most values (each string, number, literal, array and object, members
+ * of objects included) in one text. cJSON spends about 80 bytes on each
+ * (a node and its allocation) and as much again on a member's key: two
+ * bytes of "0," made 40 of memory, so 8 MiB of them cost 330 MiB. A
+ * chat request at REQ_MAX_MESSAGES messages of ten values and
+ * REQ_MAX_TOOLS tools of a hundred has some 54,000; this is more than
+ * twice that, and keeps a tree at about 20 MiB however long the text. */
+#define PRECHECK_MAX_VALUES 131072
 
 enum precheck_problem {
 	PRECHECK_OK,
@@ -27,6 +35,7 @@ enum precheck_problem {
 	PRECHECK_U0000,		/* \u0000: cJSON would end the string there */
 	PRECHECK_SURROGATE,	/* \uD800-\uDFFF that is not a high-low pair */
 	PRECHECK_DEPTH,		/* nested deeper than PRECHECK_MAX_DEPTH */
+	PRECHECK_VALUES,	/* more than PRECHECK_MAX_VALUES values */
 	PRECHECK_SYNTAX,	/* anything else RFC 8259 does not allow */
 	PRECHECK_TRAILING,	/* more than whitespace after the value */
 };
@@ -41,7 +50,8 @@ struct precheck {
 
 /* 0 when s[0..n) is one JSON value as RFC 8259 has it (a leading UTF-8
  * byte order mark allowed, as cJSON skips it), valid UTF-8, no NUL raw
- * or escaped, nesting within the limit. Otherwise -1 with *ret telling
+ * or escaped, nesting and values within the limits. Otherwise -1 with
+ * *ret telling
  * the first problem: NUL and UTF-8 are looked for in the whole text
  * first, the rest in text order. */
 int precheck_json(const char *s, size_t n, struct precheck *ret);

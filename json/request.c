@@ -63,9 +63,12 @@ static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 	return root;
 }
 
+/* A message as the rest of the reading needs it, the parsed tree gone:
+ * role and name point to constants, the text is owned. */
 struct msg {
 	const char *role;
-	const char *name;	/* NULL when absent */
+	const char *name;	/* NULL when absent, "fleet_input", "stdin", or
+				 * "" for any other name */
 	char *text;
 	size_t len;
 	int codeable;		/* system/developer/user without a reserved name */
@@ -78,7 +81,7 @@ static int is_role(const char *r, const char *want)
 
 /* content: a string, an array of text parts (concatenated, nothing in
  * between), null or absent (empty). */
-static int msg_text(const cJSON *content, size_t idx, struct msg *m,
+static int msg_text(cJSON *content, size_t idx, struct msg *m,
 		    struct req_error *err)
 {
 	struct jbuf b = {0};
@@ -90,9 +93,12 @@ static int msg_text(const cJSON *content, size_t idx, struct msg *m,
 		return m->text ? 0 : oom(err);
 	}
 	if (cJSON_IsString(content)) {
-		m->len = strlen(content->valuestring);
-		m->text = strdup(content->valuestring);
-		return m->text ? 0 : oom(err);
+		/* taken over from the parsed tree, not copied: a message can
+		 * be most of the body, and is held until the run */
+		m->text = content->valuestring;
+		m->len = strlen(m->text);
+		content->valuestring = NULL;
+		return 0;
 	}
 	if (!cJSON_IsArray(content))
 		return fail(err, 400, "invalid_type", "messages",
@@ -130,16 +136,36 @@ static const struct interp *fence_interp(const struct chat_request *r,
 	return reg_lookup(reg, text + f->label_off, f->label_len);
 }
 
-static size_t count_runnable(const struct chat_request *r,
-			     const struct registry *reg, const struct msg *m,
-			     struct fence_block *fb, size_t nf)
+/* The fences of a message, and how many of them are runnable; walked,
+ * not stored, so any number of fences costs no memory. */
+static size_t count_fences(const struct chat_request *r,
+			   const struct registry *reg, const struct msg *m,
+			   size_t *ret_runnable)
 {
-	size_t k = 0;
+	struct fence_scan s = {0};
+	struct fence_block f;
+	size_t n = 0, k = 0;
 
-	for (size_t i = 0; i < nf; i++)
-		if (fence_interp(r, reg, m->text, &fb[i]))
+	while (fence_next(m->text, m->len, &s, &f)) {
+		n++;
+		if (fence_interp(r, reg, m->text, &f))
 			k++;
-	return k;
+	}
+	*ret_runnable = k;
+	return n;
+}
+
+/* How much of a label an answer or a message quotes: at most
+ * REQ_MAX_LABEL bytes, cut before a character (the text is valid
+ * UTF-8), never inside one. */
+static size_t label_len(const char *l, size_t n)
+{
+	if (n <= REQ_MAX_LABEL)
+		return n;
+	n = REQ_MAX_LABEL;
+	while (n > 0 && ((unsigned char)l[n] & 0xC0) == 0x80)
+		n--;
+	return n;
 }
 
 static char *dupn(const char *s, size_t n)
@@ -153,41 +179,42 @@ static char *dupn(const char *s, size_t n)
 	return p;
 }
 
-/* Lists every fence label of the candidate messages for the "no runnable
- * block" error, each label once; -1 when memory ran out. */
-static int labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
-		       size_t outlen)
+/* Lists the fence labels of the candidate messages for the "no runnable
+ * block" error, each label once (the first 64 fences of each message),
+ * as far as out[outlen] holds them. A label is looked for only in what
+ * is listed already, which out[] bounds, and the walk stops when out[]
+ * is full: however many fences a request holds, this costs no memory
+ * and little time. */
+static void labels_seen(const struct msg *msgs, size_t nmsgs, char *out,
+			size_t outlen)
 {
-	struct jbuf b = {0};
+	size_t used = 0;
 
-	for (size_t i = 0; i < nmsgs; i++) {
-		struct fence_block fb[64];
-		size_t nf;
+	out[0] = '\0';
+	for (size_t i = 0; i < nmsgs && used + 1 < outlen; i++) {
+		struct fence_scan s = {0};
+		struct fence_block f;
 
 		if (!msgs[i].codeable)
 			continue;
-		nf = fence_extract(msgs[i].text, msgs[i].len, fb, 64);
-		for (size_t k = 0; k < nf && k < 64; k++) {
-			const char *l = msgs[i].text + fb[k].label_off;
-			size_t ll = fb[k].label_len;
-			char quoted[80];
-			int q = snprintf(quoted, sizeof quoted, "\"%.*s\"",
-					 (int)(ll > 64 ? 64 : ll), l);
+		for (size_t k = 0; k < 64 && used + 1 < outlen &&
+		     fence_next(msgs[i].text, msgs[i].len, &s, &f); k++) {
+			const char *l = msgs[i].text + f.label_off;
+			char quoted[REQ_MAX_LABEL + 8];
+			int q = snprintf(quoted, sizeof quoted, "%s\"%.*s\"", used ? ", " : "",
+					 (int)label_len(l, f.label_len), l);
+			size_t skip = used ? 2 : 0;
 
-			if (b.len && memmem(b.p, b.len, quoted, (size_t)q))
+			if (used && memmem(out, used, quoted + skip, (size_t)q - skip))
 				continue;
-			if (b.len)
-				jbuf_puts(&b, ", ");
-			jbuf_append(&b, quoted, (size_t)q);
+			/* what does not fit is cut, as snprintf would */
+			used += (size_t)snprintf(out + used, outlen - used, "%s", quoted);
+			if (used >= outlen)
+				used = outlen - 1;
 		}
 	}
-	if (!jbuf_cstr(&b)) {
-		jbuf_free(&b);
-		return -1;
-	}
-	snprintf(out, outlen, "%s", b.len ? b.p : "none");
-	jbuf_free(&b);
-	return 0;
+	if (!used)
+		snprintf(out, outlen, "none");
 }
 
 static int parse_tools(const cJSON *tools, struct chat_request *r,
@@ -281,10 +308,13 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 	return 0;
 }
 
-static int parse_messages(const cJSON *arr, struct msg **ret, size_t *ret_n,
+static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 			  struct req_error *err)
 {
-	const cJSON *m;
+	static const char *const roles[] = {
+		"system", "developer", "user", "assistant", "tool", "function",
+	};
+	cJSON *m;
 	struct msg *msgs;
 	size_t n, i = 0;
 
@@ -309,18 +339,21 @@ static int parse_messages(const cJSON *arr, struct msg **ret, size_t *ret_n,
 		if (!cJSON_IsObject(m) || !cJSON_IsString(role))
 			return fail(err, 400, "invalid_type", "messages",
 				    "messages[%zu] must be an object with a string role", i);
-		r = role->valuestring;
-		if (!is_role(r, "system") && !is_role(r, "developer") &&
-		    !is_role(r, "user") && !is_role(r, "assistant") &&
-		    !is_role(r, "tool") && !is_role(r, "function"))
+		r = NULL;
+		for (size_t k = 0; k < sizeof roles / sizeof roles[0] && !r; k++)
+			if (!strcmp(role->valuestring, roles[k]))
+				r = roles[k];
+		if (!r)
 			return fail(err, 400, "invalid_value", "messages",
 				    "messages[%zu].role \"%.32s\" is not one of system, developer, user, assistant, tool",
-				    i, r);
+				    i, role->valuestring);
 		if (name && !cJSON_IsNull(name) && !cJSON_IsString(name))
 			return fail(err, 400, "invalid_type", "messages",
 				    "messages[%zu].name must be a string", i);
 		x->role = r;
-		x->name = cJSON_IsString(name) ? name->valuestring : NULL;
+		x->name = !cJSON_IsString(name) ? NULL :
+			  !strcmp(name->valuestring, "fleet_input") ? "fleet_input" :
+			  !strcmp(name->valuestring, "stdin") ? "stdin" : "";
 		if (msg_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, x, err) < 0)
 			return -1;
 		x->codeable = (is_role(r, "system") || is_role(r, "developer") ||
@@ -333,54 +366,53 @@ static int parse_messages(const cJSON *arr, struct msg **ret, size_t *ret_n,
 }
 
 static int take_blocks(struct chat_request *r, const struct registry *reg,
-		       const struct msg *m, size_t max_blocks,
+		       const struct msg *m, const struct req_limits *lim,
 		       struct req_error *err)
 {
-	size_t nf = fence_extract(m->text, m->len, NULL, 0), runnable;
-	struct fence_block *fb = calloc(nf ? nf : 1, sizeof *fb);
+	struct fence_scan s = {0};
+	struct fence_block f;
+	size_t runnable, nf = count_fences(r, reg, m, &runnable), listed;
 
-	if (!fb)
-		return oom(err);
-	fence_extract(m->text, m->len, fb, nf);
-	runnable = count_runnable(r, reg, m, fb, nf);
-	if (runnable > max_blocks) {
-		free(fb);
+	if (runnable > lim->max_blocks)
 		return fail(err, 400, "too_many_blocks", "messages",
 			    "the code message has %zu runnable blocks; at most %zu are accepted (--max-blocks)",
-			    runnable, max_blocks);
-	}
+			    runnable, lim->max_blocks);
+	/* skipped fences past --max-skipped-fences are counted, not kept:
+	 * what a request makes the handler hold, and echo, stays bounded */
+	listed = nf - runnable < lim->max_skipped ? nf - runnable : lim->max_skipped;
 	r->blocks = calloc(runnable ? runnable : 1, sizeof *r->blocks);
-	r->skipped = calloc(nf - runnable + 1, sizeof *r->skipped);
+	r->skipped = calloc(listed ? listed : 1, sizeof *r->skipped);
 	if (!r->blocks || !r->skipped)
-		goto nomem;
-	for (size_t i = 0; i < nf; i++) {
-		const struct interp *it = fence_interp(r, reg, m->text, &fb[i]);
-		char *label = dupn(m->text + fb[i].label_off, fb[i].label_len);
+		return oom(err);
+	while (fence_next(m->text, m->len, &s, &f)) {
+		const struct interp *it = fence_interp(r, reg, m->text, &f);
+		const char *l = m->text + f.label_off;
+		struct req_block *b;
 
-		if (!label)
-			goto nomem;
-		if (!it) {
-			r->skipped[r->nskipped].label = label;
-			r->skipped[r->nskipped++].line = fb[i].start_line;
+		if (!it && r->nskipped == listed) {
+			r->skipped_truncated++;
 			continue;
 		}
-		struct req_block *b = &r->blocks[r->nblocks++];
-
+		if (!it) {
+			r->skipped[r->nskipped].label = dupn(l, label_len(l, f.label_len));
+			if (!r->skipped[r->nskipped].label)
+				return oom(err);
+			r->skipped[r->nskipped++].line = f.start_line;
+			continue;
+		}
+		/* a runnable label names an interpreter: as short as that */
+		b = &r->blocks[r->nblocks++];
 		b->interp = it;
-		b->label = label;
-		b->start_line = fb[i].start_line;
-		b->end_line = fb[i].end_line;
-		b->code = malloc(fb[i].body_end - fb[i].body_off + 1);
-		if (!b->code)
-			goto nomem;
-		b->code_len = fence_content(m->text, &fb[i], b->code);
+		b->label = dupn(l, f.label_len);
+		b->start_line = f.start_line;
+		b->end_line = f.end_line;
+		b->code = malloc(f.body_end - f.body_off + 1);
+		if (!b->label || !b->code)
+			return oom(err);
+		b->code_len = fence_content(m->text, &f, b->code);
 		b->code[b->code_len] = '\0';
 	}
-	free(fb);
 	return 0;
-nomem:
-	free(fb);
-	return oom(err);
 }
 
 static int whole_message(struct chat_request *r, const struct msg *m,
@@ -405,7 +437,8 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 }
 
 int req_parse(const char *body, size_t len, const struct registry *reg,
-	      size_t max_blocks, struct chat_request *r, struct req_error *err)
+	      const struct req_limits *lim, struct chat_request *r,
+	      struct req_error *err)
 {
 	cJSON *root = NULL;
 	struct msg *msgs = NULL;
@@ -421,27 +454,22 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
 			   &msgs, &nmsgs, err) < 0)
 		goto out;
+	/* everything needed is copied or taken out of the tree: let it go
+	 * before the blocks are copied, so the two never add up */
+	cJSON_Delete(root);
+	root = NULL;
 
 	/* The code message: the last system/user message with a runnable block. */
 	for (size_t i = nmsgs; i-- > 0 && code == (size_t)-1;) {
-		size_t nf;
-		struct fence_block *fb;
+		size_t runnable = 0;
 
-		if (!msgs[i].codeable)
-			continue;
-		nf = fence_extract(msgs[i].text, msgs[i].len, NULL, 0);
-		fb = calloc(nf ? nf : 1, sizeof *fb);
-		if (!fb) {
-			oom(err);
-			goto out;
-		}
-		fence_extract(msgs[i].text, msgs[i].len, fb, nf);
-		if (count_runnable(r, reg, &msgs[i], fb, nf))
+		if (msgs[i].codeable)
+			count_fences(r, reg, &msgs[i], &runnable);
+		if (runnable)
 			code = i;
-		free(fb);
 	}
 	if (code != (size_t)-1 &&
-	    take_blocks(r, reg, &msgs[code], max_blocks, err) < 0)
+	    take_blocks(r, reg, &msgs[code], lim, err) < 0)
 		goto out;
 	if (code == (size_t)-1 && r->model_interp) {
 		/* model names an interpreter: the last user message runs whole */
@@ -456,10 +484,7 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	if (code == (size_t)-1) {
 		char seen[384];
 
-		if (labels_seen(msgs, nmsgs, seen, sizeof seen) < 0) {
-			oom(err);
-			goto out;
-		}
+		labels_seen(msgs, nmsgs, seen, sizeof seen);
 		fail(err, 400, "no_runnable_block", "messages",
 		     "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
 		     seen);
@@ -558,20 +583,16 @@ void req_free(struct chat_request *r)
 	memset(r, 0, sizeof *r);
 }
 
-int req_from_markdown(const char *text, size_t len, const struct registry *reg,
-		      size_t max_blocks, struct chat_request *r,
-		      struct req_error *err)
+/* req_from_markdown on text it owns from here on (kept as code_text, or
+ * freed on failure). */
+static int markdown_blocks(char *text, size_t len, const struct registry *reg,
+			   const struct req_limits *lim, struct chat_request *r,
+			   struct req_error *err)
 {
-	struct msg m = { .role = "user" };
+	struct msg m = { .role = "user", .text = text, .len = len };
 
-	memset(r, 0, sizeof *r);
-	memset(err, 0, sizeof *err);
-	m.text = dupn(text, len);
-	m.len = len;
-	if (!m.text)
-		return oom(err);
 	/* no model here: a fence without a label names no interpreter */
-	if (take_blocks(r, reg, &m, max_blocks, err) < 0) {
+	if (take_blocks(r, reg, &m, lim, err) < 0) {
 		free(m.text);
 		req_free(r);
 		if (err->param && !strcmp(err->param, "messages"))
@@ -583,20 +604,48 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 	return 0;
 }
 
+int req_from_markdown(const char *text, size_t len, const struct registry *reg,
+		      const struct req_limits *lim, struct chat_request *r,
+		      struct req_error *err)
+{
+	char *own;
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	own = dupn(text, len);
+	if (!own)
+		return oom(err);
+	return markdown_blocks(own, len, reg, lim, r, err);
+}
+
+/* A string member's text, taken out of the tree (NULL when the member
+ * is not a string). */
+static char *take_string(cJSON *v, size_t *ret_len)
+{
+	char *p = cJSON_IsString(v) ? v->valuestring : NULL;
+
+	if (p) {
+		v->valuestring = NULL;
+		*ret_len = strlen(p);
+	}
+	return p;
+}
+
 int req_parse_debug(const char *body, size_t len, const struct registry *reg,
-		    size_t max_blocks, enum req_debug what, struct chat_request *r,
-		    size_t *ret_block, struct req_error *err)
+		    const struct req_limits *lim, enum req_debug what,
+		    struct chat_request *r, size_t *ret_block, struct req_error *err)
 {
 	int want_block = what == REQ_DEBUG_BLOCK, rc = -1;
-	cJSON *root = NULL;
-	const cJSON *md, *blk, *in, *bag;
+	char *md = NULL, *in_data = NULL, *bag_data = NULL;
+	size_t md_len = 0, in_len = 0, bag_len = 0;
+	cJSON *root = NULL, *in, *bag;
+	const cJSON *blk;
 
 	memset(r, 0, sizeof *r);
 	memset(err, 0, sizeof *err);
 	if (!(root = parse_object(body, len, err)))
 		return -1;
-	md = cJSON_GetObjectItemCaseSensitive(root, "body");
-	if (!cJSON_IsString(md)) {
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "body"))) {
 		fail(err, 400, "invalid_value", "body",
 		     "\"body\" must be a string: the markdown, inline");
 		goto out;
@@ -621,13 +670,31 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 		     "\"block\" is for /debug/run-block; the pipeline runs every block");
 		goto out;
 	}
-	if (req_from_markdown(md->valuestring, strlen(md->valuestring), reg,
-			      max_blocks, r, err) < 0)
-		goto out;
-	if (what == REQ_DEBUG_LIST) {
-		rc = 0;		/* only the blocks: nothing will run */
-		goto out;
+	/* what a run needs, taken out of the tree, and the tree let go
+	 * before the blocks are copied, so the two never add up */
+	md = take_string(cJSON_GetObjectItemCaseSensitive(root, "body"), &md_len);
+	if (what != REQ_DEBUG_LIST) {
+		in_data = take_string(in, &in_len);
+		bag = cJSON_GetObjectItemCaseSensitive(root, "input");
+		/* a string is the bag's text, as a fleet_input message is;
+		 * another value its compact JSON */
+		bag_data = take_string(bag, &bag_len);
+		if (!bag_data && bag && !cJSON_IsNull(bag)) {
+			bag_data = cJSON_PrintUnformatted(bag);
+			if (!bag_data) {
+				oom(err);
+				goto out;
+			}
+			bag_len = strlen(bag_data);
+		}
 	}
+	cJSON_Delete(root);
+	root = NULL;
+	rc = markdown_blocks(md, md_len, reg, lim, r, err);
+	md = NULL;
+	if (rc < 0 || what == REQ_DEBUG_LIST)
+		goto out;	/* the list: only the blocks, nothing will run */
+	rc = -1;
 	if (r->nblocks == 0) {
 		fail(err, 400, "no_runnable_block", "body",
 		     "the body has no fenced block whose label names an interpreter");
@@ -655,23 +722,15 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 			goto fail_r;
 		}
 	}
-	if (cJSON_IsString(in) && in->valuestring[0]) {
-		r->stdin_len = strlen(in->valuestring);
-		r->stdin_data = dupn(in->valuestring, r->stdin_len);
-		if (!r->stdin_data)
-			goto nomem;
+	/* request.h: stdin is NULL when empty */
+	if (in_len) {
+		r->stdin_data = in_data;
+		r->stdin_len = in_len;
+		in_data = NULL;
 	}
-	bag = cJSON_GetObjectItemCaseSensitive(root, "input");
-	if (cJSON_IsString(bag)) {
-		/* a string is the bag's text, as a fleet_input message is */
-		r->bag_len = strlen(bag->valuestring);
-		r->bag = dupn(bag->valuestring, r->bag_len);
-	} else if (bag && !cJSON_IsNull(bag)) {
-		r->bag = cJSON_PrintUnformatted(bag);
-		r->bag_len = r->bag ? strlen(r->bag) : 0;
-	}
-	if (bag && !cJSON_IsNull(bag) && !r->bag)
-		goto nomem;
+	r->bag = bag_data;
+	r->bag_len = bag_len;
+	bag_data = NULL;
 	if (want_block) {
 		/* run-block: a pipeline of the one block */
 		for (size_t i = 0; i < r->nblocks; i++)
@@ -684,17 +743,18 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 	}
 	rc = 0;
 	goto out;
-nomem:
-	oom(err);
 fail_r:
 	req_free(r);
 out:
+	free(md);
+	free(in_data);
+	free(bag_data);
 	cJSON_Delete(root);
 	return rc;
 }
 
 int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
-			  size_t max_blocks, struct chat_request *r,
+			  const struct req_limits *lim, struct chat_request *r,
 			  struct req_error *err)
 {
 	char *md;
@@ -718,7 +778,7 @@ int req_parse_debug_query(const char *target, size_t n, const struct registry *r
 		rc = fail(err, 400, "invalid_value", "body",
 			  "the body query parameter holds a NUL byte or invalid UTF-8");
 	else
-		rc = req_from_markdown(md, len, reg, max_blocks, r, err);
+		rc = req_from_markdown(md, len, reg, lim, r, err);
 	free(md);
 	return rc;
 }

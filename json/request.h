@@ -9,6 +9,16 @@
 
 #define REQ_MAX_MESSAGES 4096
 #define REQ_MAX_TOOLS 128
+/* Bytes of a skipped fence's label kept and echoed (cut before a
+ * character), and quoted in the "labels seen" of a no-runnable-block
+ * error. */
+#define REQ_MAX_LABEL 64
+
+/* The server's limits on what a request may make it do and hold. */
+struct req_limits {
+	size_t max_blocks;	/* --max-blocks: runnable blocks, more is 400 */
+	size_t max_skipped;	/* --max-skipped-fences: skipped fences listed */
+};
 
 struct req_block {
 	const struct interp *interp;
@@ -36,8 +46,9 @@ struct chat_request {
 	int rerun_guard;		/* assistant/tool message after the code message */
 	struct req_block *blocks;
 	size_t nblocks;
-	struct req_skipped *skipped;
+	struct req_skipped *skipped;	/* the first max_skipped of them */
 	size_t nskipped;
+	size_t skipped_truncated;	/* skipped fences past those: counted only */
 	char *code_text;		/* text of the message the blocks came from */
 	size_t code_text_len;
 	char *stdin_data;		/* NULL when the first block's stdin is empty */
@@ -57,27 +68,29 @@ struct req_error {
 
 /* Parse and validate body[0..len). Returns 0 and fills *ret, or -1 and
  * fills *err. The registry decides which labels run and which are
- * allowed; max_blocks caps the runnable blocks. Running out of memory
+ * allowed; lim caps the runnable blocks and the skipped fences kept
+ * (the rest are counted in skipped_truncated). Running out of memory
  * is 503 server_error "server_overloaded", never a 4xx, here and in
  * every reader below. */
 int req_parse(const char *body, size_t len, const struct registry *reg,
-	      size_t max_blocks, struct chat_request *ret, struct req_error *err);
+	      const struct req_limits *lim, struct chat_request *ret,
+	      struct req_error *err);
 
 void req_free(struct chat_request *r);
 
 /* The debug surface (SPEC §8): the blocks of inline markdown, found as
  * in a chat request's code message, without a model (an unlabeled fence
  * runs nothing). Fills blocks, skipped and code_text; no runnable block
- * is not an error here. 400 too_many_blocks past max_blocks. */
+ * is not an error here. 400 too_many_blocks past lim->max_blocks. */
 int req_from_markdown(const char *text, size_t len, const struct registry *reg,
-		      size_t max_blocks, struct chat_request *ret,
+		      const struct req_limits *lim, struct chat_request *ret,
 		      struct req_error *err);
 
 /* GET /debug/blocks?body=…: the form-encoded markdown of the request
  * target's query, read as req_from_markdown does; 400 param "body" when
  * it is absent, badly encoded, or holds NUL or invalid UTF-8. */
 int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
-			  size_t max_blocks, struct chat_request *ret,
+			  const struct req_limits *lim, struct chat_request *ret,
 			  struct req_error *err);
 
 enum req_debug {
@@ -93,7 +106,7 @@ enum req_debug {
  * execution disabled. BLOCK sets *ret_block and narrows the request to
  * that one block (blocks[0], nblocks 1). */
 int req_parse_debug(const char *body, size_t len, const struct registry *reg,
-		    size_t max_blocks, enum req_debug what, struct chat_request *ret,
-		    size_t *ret_block, struct req_error *err);
+		    const struct req_limits *lim, enum req_debug what,
+		    struct chat_request *ret, size_t *ret_block, struct req_error *err);
 
 #endif

@@ -90,6 +90,9 @@ void resp_skipped_fences(struct jbuf *b, const struct chat_request *r)
 		jbuf_printf(b, ",\"line\":%u}", r->skipped[i].line);
 	}
 	jbuf_puts(b, "]");
+	/* only when the list was cut: otherwise the answer is as it was */
+	if (r->skipped_truncated)
+		jbuf_printf(b, ",\"skipped_fences_truncated\":%zu", r->skipped_truncated);
 }
 
 void resp_codellm(struct jbuf *b, const struct resp_run *rr)

@@ -35,7 +35,9 @@ int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index);
 void resp_completion(struct jbuf *b, const struct resp_run *rr);
 
 /* "skipped_fences":[{"label":…,"line":N},…]: the fences whose label
- * names no interpreter. */
+ * names no interpreter, as many as the request kept (--max-skipped-
+ * fences); then ,"skipped_fences_truncated":K when K more were only
+ * counted. */
 void resp_skipped_fences(struct jbuf *b, const struct chat_request *r);
 /* The "codellm" extension object alone. */
 void resp_codellm(struct jbuf *b, const struct resp_run *rr);

@@ -34,6 +34,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct registry reg;
+static const struct req_limits lim = { .max_blocks = MAX_BLOCKS, .max_skipped = 4 };
 static int reg_ready;
 
 static void check_text(const char *p, size_t len, size_t size)
@@ -48,7 +49,7 @@ static void parse(const char *in, size_t n, enum req_debug what)
 	struct chat_request r;
 	struct req_error e;
 	size_t block = (size_t)-1;
-	int rc = req_parse_debug(in, n, &reg, MAX_BLOCKS, what, &r, &block, &e);
+	int rc = req_parse_debug(in, n, &reg, &lim, what, &r, &block, &e);
 
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {

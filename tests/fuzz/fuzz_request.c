@@ -7,6 +7,9 @@
  *    valid UTF-8 without NUL (the body was valid UTF-8 and \u0000 is
  *    refused); every interpreter allowed unless the rerun guard is set;
  *    stdin and bag no longer than the body, stdin never empty-but-set;
+ *    at most MAX_SKIPPED skipped fences kept, each label at most
+ *    REQ_MAX_LABEL bytes of valid UTF-8, a count of the rest only when
+ *    the list is full;
  *    timeout_s 0 or positive and finite;
  *  - failure: status 400 or 403 with a type and a non-empty message, 403
  *    with a code, and the request left zeroed; 503 server_overloaded
@@ -21,6 +24,7 @@
 #include "json/request.h"
 
 #define MAX_BLOCKS 16
+#define MAX_SKIPPED 4
 
 #define CHECK(c) do { \
 	if (!(c)) { \
@@ -33,6 +37,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct registry reg;
+static const struct req_limits lim = { .max_blocks = MAX_BLOCKS, .max_skipped = MAX_SKIPPED };
 static int reg_ready;
 
 static int in_registry(const struct interp *it)
@@ -67,8 +72,13 @@ static void check_ok(const struct chat_request *r, size_t size)
 		if (i)
 			CHECK(b->start_line > r->blocks[i - 1].end_line);
 	}
+	/* at most MAX_SKIPPED kept, labels cut to REQ_MAX_LABEL bytes of
+	 * whole characters; the rest only counted */
+	CHECK(r->nskipped <= MAX_SKIPPED);
+	CHECK(!r->skipped_truncated || r->nskipped == MAX_SKIPPED);
 	for (size_t i = 0; i < r->nskipped; i++)
-		CHECK(r->skipped[i].label && strlen(r->skipped[i].label) <= size &&
+		CHECK(r->skipped[i].label && strlen(r->skipped[i].label) <= REQ_MAX_LABEL &&
+		      jstr_utf8_valid(r->skipped[i].label, strlen(r->skipped[i].label)) &&
 		      r->skipped[i].line >= 1);
 	CHECK(r->code_text && r->code_text_len <= size);
 	if (r->stdin_data) {
@@ -122,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (size)
 		memcpy(body, data, size);
-	rc = req_parse(body, size, &reg, MAX_BLOCKS, &r, &e);
+	rc = req_parse(body, size, &reg, &lim, &r, &e);
 	CHECK(rc == 0 || rc == -1);
 	if (rc == 0)
 		check_ok(&r, size);

@@ -161,13 +161,15 @@ static void test_host(void)
 /* ---- reading debug requests --------------------------------------------- */
 
 static struct registry reg;
+/* --max-blocks 3, --max-skipped-fences 16 */
+static const struct req_limits lim3 = { .max_blocks = 3, .max_skipped = 16 };
 
 static int parse(const char *json, enum req_debug what, struct chat_request *r,
 		 size_t *block, struct req_error *e)
 {
 	struct guarded g;
 	const char *in = guard_copy(&g, json, strlen(json));
-	int rc = req_parse_debug(in, strlen(json), &reg, 3, what, r, block, e);
+	int rc = req_parse_debug(in, strlen(json), &reg, &lim3, what, r, block, e);
 
 	guard_free(&g);
 	return rc;
@@ -269,6 +271,34 @@ static void test_reading(void)
 		jbuf_free(&b);
 		req_free(&r);
 	}
+	/* the skipped fences past --max-skipped-fences: counted, and said
+	 * after the list; without any past it the answer has no such key */
+	{
+		static const struct req_limits lim2 = { .max_blocks = 3, .max_skipped = 2 };
+		static const char md[] = "```a\n```\n```b\n```\n```c\n```\n```py\n1\n```\n```d\n```\n";
+		static const char want[] =
+			"\"skipped_fences\":[{\"label\":\"a\",\"line\":1},{\"label\":\"b\",\"line\":3}],"
+			"\"skipped_fences_truncated\":2}";
+		struct jbuf b = {0};
+
+		tap_ok(req_from_markdown(md, sizeof md - 1, &reg, &lim2, &r, &e) == 0 &&
+		       r.nblocks == 1 && r.nskipped == 2 && r.skipped_truncated == 2,
+		       "list: 2 of 4 skipped fences kept, 2 counted (--max-skipped-fences 2)");
+		dbg_blocks(&b, &r);
+		if (!tap_ok(b.len > strlen(want) && !memcmp(b.p + b.len - strlen(want), want, strlen(want)),
+			    "dbg_blocks: the two, then \"skipped_fences_truncated\":2"))
+			tap_diag("%.*s", (int)b.len, b.p);
+		req_free(&r);
+		jbuf_free(&b);
+		tap_ok(req_from_markdown(md, sizeof md - 1, &reg, &lim3, &r, &e) == 0 &&
+		       r.nskipped == 4 && r.skipped_truncated == 0, "list: 4 of 4 kept (16)");
+		dbg_blocks(&b, &r);
+		tap_ok(b.len && !memmem(b.p, b.len, "truncated", 9) && b.p[b.len - 1] == '}' &&
+		       b.p[b.len - 2] == ']', "dbg_blocks: nothing cut, no key: the answer as before");
+		req_free(&r);
+		jbuf_free(&b);
+	}
+
 	/* no runnable block is an empty list, not an error, for the list */
 	tap_ok(parse("{\"body\":\"just prose\"}", REQ_DEBUG_LIST, &r, &block, &e) == 0 &&
 	       r.nblocks == 0, "list: a body without blocks lists none");
@@ -318,7 +348,7 @@ static void test_query_request(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct guarded g;
 		const char *t = guard_copy(&g, bad[i].target, strlen(bad[i].target));
-		int rc = req_parse_debug_query(t, strlen(bad[i].target), &reg, 3, &r, &e);
+		int rc = req_parse_debug_query(t, strlen(bad[i].target), &reg, &lim3, &r, &e);
 
 		tap_ok(rc == -1 && e.status == 400 && e.param && !strcmp(e.param, "body") &&
 		       strstr(e.message, bad[i].msg) && r.blocks == NULL && r.code_text == NULL,
@@ -327,7 +357,7 @@ static void test_query_request(void)
 	}
 	static const char ok[] = "/debug/blocks?body=%60%60%60py%0Aprint(1%2B2)%0A%60%60%60";
 
-	tap_ok(req_parse_debug_query(ok, strlen(ok), &reg, 3, &r, &e) == 0 && r.nblocks == 1 &&
+	tap_ok(req_parse_debug_query(ok, strlen(ok), &reg, &lim3, &r, &e) == 0 && r.nblocks == 1 &&
 	       !strcmp(r.blocks[0].code, "print(1+2)\n") && !strcmp(r.blocks[0].label, "py"),
 	       "GET ?body=: the decoded markdown's block");
 	req_free(&r);

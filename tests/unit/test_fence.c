@@ -284,6 +284,35 @@ static void check_max(void)
 	guard_free(&g);
 }
 
+/* fence_next walks the blocks fence_extract finds, one at a time, in
+ * constant memory: a copy of the scan taken midway goes on from there,
+ * and at the end the scan stays at the end, every line counted. */
+static void check_next(void)
+{
+	static const char in[] = "text\n```a\n1\n```\n~~~b\n2\n~~~\n```c\n3\n";
+	struct fence_scan s = {0}, mid;
+	struct fence_block all[3], b;
+	struct guarded g;
+	const char *text = guard_copy(&g, in, sizeof in - 1);
+	size_t n = sizeof in - 1;
+	int ok;
+
+	tap_ok(fence_extract(text, n, all, 3) == 3, "next: three blocks in all");
+	ok = fence_next(text, n, &s, &b) && same_block(&b, &all[0]);
+	mid = s;
+	ok = ok && fence_next(text, n, &s, &b) && same_block(&b, &all[1]) &&
+	     fence_next(text, n, &s, &b) && same_block(&b, &all[2]);
+	tap_ok(ok, "next: the same blocks, in order");
+	tap_ok(!fence_next(text, n, &s, &b) && !fence_next(text, n, &s, &b) &&
+	       s.off == n && s.nl == 9, "next: then 0, again 0, at the end after 9 lines");
+	tap_ok(fence_next(text, n, &mid, &b) && same_block(&b, &all[1]),
+	       "next: a copy of the scan goes on from where it was");
+	s = (struct fence_scan){0};
+	tap_ok(!fence_next(text, 5, &s, &b) && s.off == 5 && s.nl == 1,
+	       "next: a text without a fence: 0 at once");
+	guard_free(&g);
+}
+
 /* fence_extract with a NULL text is fine when len is 0. */
 static void check_null(void)
 {
@@ -320,6 +349,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		check_row(&rows[i]);
 	check_max();
+	check_next();
 	check_null();
 	check_many();
 	return tap_done();

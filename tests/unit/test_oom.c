@@ -190,6 +190,7 @@ struct outcome {
 };
 
 static struct registry reg;
+static const struct req_limits lim = { .max_blocks = 16, .max_skipped = 16 };
 
 static void read_once(enum reader rd, const char *in, struct outcome *o)
 {
@@ -199,18 +200,18 @@ static void read_once(enum reader rd, const char *in, struct outcome *o)
 	memset(o, 0, sizeof *o);
 	switch (rd) {
 	case CHAT:
-		o->rc = req_parse(in, strlen(in), &reg, 16, &r, &o->e);
+		o->rc = req_parse(in, strlen(in), &reg, &lim, &r, &o->e);
 		break;
 	case DEBUG_LIST:
 	case DEBUG_BLOCK:
 	case DEBUG_PIPELINE:
-		o->rc = req_parse_debug(in, strlen(in), &reg, 16,
+		o->rc = req_parse_debug(in, strlen(in), &reg, &lim,
 					rd == DEBUG_LIST ? REQ_DEBUG_LIST :
 					rd == DEBUG_BLOCK ? REQ_DEBUG_BLOCK : REQ_DEBUG_PIPELINE,
 					&r, &block, &o->e);
 		break;
 	case DEBUG_QUERY:
-		o->rc = req_parse_debug_query(in, strlen(in), &reg, 16, &r, &o->e);
+		o->rc = req_parse_debug_query(in, strlen(in), &reg, &lim, &r, &o->e);
 		break;
 	}
 	o->nblocks = r.nblocks;
@@ -329,7 +330,7 @@ static void check_interposer(void)
 	tap_ok(p == NULL && refused, "the armed allocation fails");
 	free(p);
 	arm(1);
-	tap_ok(req_parse("{}", 2, &reg, 16, &r, &e) == -1 && refused && e.status == 503,
+	tap_ok(req_parse("{}", 2, &reg, &lim, &r, &e) == -1 && refused && e.status == 503,
 	       "cJSON's first allocation is one of ours: {} → 503");
 	disarm();
 	req_free(&r);

@@ -12,7 +12,8 @@
  * for the agent), a valid one decodes to exactly the expected bytes.
  *
  * Text rows: whole JSON texts against precheck_json alone: the grammar
- * (RFC 8259, strictly), the limits, and where each problem is found.
+ * (RFC 8259, strictly), the limits (depth here, the count of values
+ * below), and where each problem is found.
  * Every input sits right before a PROT_NONE page. */
 #include <cJSON.h>
 #include <stdio.h>
@@ -169,6 +170,7 @@ static void esc_direct(const struct esc_row *r)
 }
 
 static struct registry reg;
+static const struct req_limits lim = { .max_blocks = 16, .max_skipped = 16 };
 
 /* the piece in a chat request's code block, between A and Z (not hex
  * digits after it, so a short \u stays short) */
@@ -187,7 +189,7 @@ static void esc_request(const struct esc_row *r)
 	jbuf_puts(&b, REQ_HEAD);
 	jbuf_puts(&b, r->piece);
 	jbuf_puts(&b, REQ_TAIL);
-	rc = req_parse(guard_copy(&g, b.p, b.len), b.len, &reg, 16, &req, &e);
+	rc = req_parse(guard_copy(&g, b.p, b.len), b.len, &reg, &lim, &req, &e);
 	if (r->problem == PRECHECK_OK) {
 		int ok = rc == 0 && req.nblocks == 1 &&
 			 req.blocks[0].code_len == dlen(r) + 3 && req.blocks[0].code[0] == 'A' &&
@@ -222,7 +224,7 @@ static void esc_debug(const struct esc_row *r)
 	jbuf_puts(&b, DBG_HEAD);
 	jbuf_puts(&b, r->piece);
 	jbuf_puts(&b, DBG_TAIL);
-	rc = req_parse_debug(guard_copy(&g, b.p, b.len), b.len, &reg, 16, REQ_DEBUG_LIST,
+	rc = req_parse_debug(guard_copy(&g, b.p, b.len), b.len, &reg, &lim, REQ_DEBUG_LIST,
 			     &req, &unused, &e);
 	if (r->problem == PRECHECK_OK) {
 		/* the markdown is a C string from here: a decoded NUL would
@@ -423,6 +425,56 @@ static void text_row(const struct text_row *r)
 	guard_free(&g);
 }
 
+/* PRECHECK_MAX_VALUES, counted over every kind of value: members,
+ * elements, empty containers, scalars of each type. */
+static void check_values(void)
+{
+	static const char *const kinds[] = { "0", "\"\"", "true", "null", "[]", "{}" };
+
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (size_t extra = 0; extra < 2; extra++) {
+			struct jbuf b = {0};
+			struct precheck pc;
+			size_t n = PRECHECK_MAX_VALUES - 1 + extra, last = 0;
+			int rc;
+
+			/* the array and n elements */
+			jbuf_puts(&b, "[");
+			for (size_t i = 0; i < n; i++) {
+				if (i)
+					jbuf_puts(&b, ",");
+				last = b.len;
+				jbuf_puts(&b, kinds[k]);
+			}
+			jbuf_puts(&b, "]");
+			rc = precheck_json(b.p, b.len, &pc);
+			if (!extra)
+				tap_ok(rc == 0, "values: %d of %s pass", PRECHECK_MAX_VALUES, kinds[k]);
+			else if (!tap_ok(rc == -1 && pc.problem == PRECHECK_VALUES && pc.offset == last,
+					 "values: one more %s is refused at its byte", kinds[k]))
+				tap_diag("rc %d problem %d offset %zu (want %zu): %s", rc, pc.problem,
+					 pc.offset, last, pc.message);
+			jbuf_free(&b);
+		}
+	{
+		/* members count as values, keys do not */
+		struct jbuf b = {0};
+		struct precheck pc;
+
+		jbuf_puts(&b, "{\"a\":0");
+		for (size_t i = 2; i < PRECHECK_MAX_VALUES; i++)
+			jbuf_puts(&b, ",\"\":0");
+		jbuf_puts(&b, "}");
+		tap_ok(precheck_json(b.p, b.len, &pc) == 0, "values: an object and %d members pass",
+		       PRECHECK_MAX_VALUES - 1);
+		b.len--;
+		jbuf_puts(&b, ",\"\":{}}");
+		tap_ok(precheck_json(b.p, b.len, &pc) == -1 && pc.problem == PRECHECK_VALUES,
+		       "values: one more member is refused");
+		jbuf_free(&b);
+	}
+}
+
 int main(void)
 {
 	char err[64];
@@ -437,6 +489,7 @@ int main(void)
 	}
 	for (size_t i = 0; i < sizeof text_rows / sizeof text_rows[0]; i++)
 		text_row(&text_rows[i]);
+	check_values();
 	reg_free(&reg);
 	return tap_done();
 }

@@ -12,11 +12,15 @@
 #include <string.h>
 
 #include "json/jstr.h"
+#include "json/precheck.h"
 #include "json/request.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
 
 #define ALL "python,bash,node,ruby,php,perl"
+#define LIST_NONE ((size_t)-1)	/* a row's max_skipped for --max-skipped-fences 0 */
+
+static const struct req_limits lim16 = { .max_blocks = 16, .max_skipped = 16 };
 
 struct blk {
 	const char *label;
@@ -37,6 +41,7 @@ struct row {
 	int raw;		/* 1: no ' → " conversion */
 	const char *allow;	/* NULL: ALL; "" is an empty allowlist */
 	size_t max_blocks;	/* 0: 16 */
+	size_t max_skipped;	/* 0: 16; LIST_NONE: 0 */
 	int status;		/* 0, 400 or 403 */
 	const char *code;	/* expected err->code (NULL: none) */
 	const char *param;	/* expected err->param (NULL: none) */
@@ -51,6 +56,7 @@ struct row {
 	const char *tools;	/* declared names joined with ','; NULL: none */
 	size_t nskipped;
 	struct skip s[4];
+	size_t truncated;	/* skipped fences counted past max_skipped */
 	const char *code_text;	/* NULL: not checked */
 };
 
@@ -73,6 +79,12 @@ struct row {
 #define X16(s) X4(X4(s))
 #define N63(c) X4(X4(c c c)) X4(c c c) c c c
 #define N2048(c) X16(X16(X4(c c)))
+
+/* five skipped fences on lines 1-10, then a block from line 11 */
+#define SK5 "```json\\n```\\n```text\\n```\\n```json\\n```\\n```\\n```\\n```zz\\n```\\n"
+/* labels of 64 and 63 bytes */
+#define L64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define L63 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"
 
 /* one python block "print(1)\n" on lines 1-3 */
 #define B_PY1 { "python", "python", "print(1)\n", 1, 3 }
@@ -265,6 +277,40 @@ static const struct row rows[] = {
 	{ .name = "17 blocks with the default 16 → 400",
 	  .body = M("gpt-4", U(X16("```sh\\n:\\n```\\n") "```sh\\n:\\n```")),
 	  .status = 400, .code = "too_many_blocks", .param = "messages", .msg = "has 17 runnable blocks; at most 16" },
+
+	/* ---- --max-skipped-fences: the first N listed, the rest counted ---- */
+	{ .name = "5 skipped fences, 2 listed, 3 counted",
+	  .max_skipped = 2, .body = M("gpt-4", U(SK5 PY1)),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 11, 13 } },
+	  .nskipped = 2, .s = { { "json", 1 }, { "text", 3 } }, .truncated = 3 },
+	{ .name = "5 skipped fences with --max-skipped-fences 0: 5 counted",
+	  .max_skipped = LIST_NONE, .body = M("gpt-4", U(SK5 PY1)),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 11, 13 } }, .truncated = 5 },
+	{ .name = "4 skipped fences with --max-skipped-fences 4: all listed",
+	  .max_skipped = 4, .body = M("gpt-4", U("```a\\n```\\n```b\\n```\\n" PY1 "\\n```c\\n```\\n```d\\n```")),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 5, 7 } },
+	  .nskipped = 4, .s = { { "a", 1 }, { "b", 3 }, { "c", 8 }, { "d", 10 } } },
+	{ .name = "the runnable blocks do not count as skipped",
+	  .max_skipped = 1, .body = M("gpt-4", U(PY1 "\\n```x\\n```\\n" PY2 "\\n```y\\n```")),
+	  .nblocks = 2, .b = { { "python", "python", "print(1)\n", 1, 3 },
+			       { "python", "python", "print(2)\n", 6, 8 } },
+	  .nskipped = 1, .s = { { "x", 4 } }, .truncated = 1 },
+	{ .name = "a label of 64 bytes is kept whole",
+	  .body = M("gpt-4", U("```" L64 "\\n```\\n" PY1)),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 3, 5 } },
+	  .nskipped = 1, .s = { { L64, 1 } } },
+	{ .name = "a label of 100 bytes is cut to 64",
+	  .body = M("gpt-4", U("```" L64 "0123456789012345678901234567890123456789\\n```\\n" PY1)),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 3, 5 } },
+	  .nskipped = 1, .s = { { L64, 1 } } },
+	{ .name = "a long label is cut before a character, never inside",
+	  .body = M("gpt-4", U("```" L63 "\\u00e9\\u00e9\\n```\\n" PY1)),
+	  .nblocks = 1, .b = { { "python", "python", "print(1)\n", 3, 5 } },
+	  .nskipped = 1, .s = { { L63, 1 } } },
+	{ .name = "labels seen: a long label quoted up to a character",
+	  .body = M("gpt-4", U("```" L63 "\\u00e9\\n```")),
+	  .status = 400, .code = "no_runnable_block", .param = "messages",
+	  .msg = "(labels seen: \"" L63 "\")" },
 
 	/* ---- --allowed-programs ---- */
 	{ .name = "bash block, python allowed → 403",
@@ -703,12 +749,14 @@ static void check_flags(const struct row *x, const struct chat_request *r)
 
 static void check_skipped(const struct row *x, const struct chat_request *r)
 {
-	int ok = r->nskipped == x->nskipped;
+	int ok = r->nskipped == x->nskipped && r->skipped_truncated == x->truncated;
 
 	for (size_t i = 0; ok && i < x->nskipped; i++)
 		ok = r->skipped[i].label && !strcmp(r->skipped[i].label, x->s[i].label) &&
 		     r->skipped[i].line == x->s[i].line;
 	if (!tap_ok(ok, "%s: skipped fences", x->name))
+		tap_diag("%zu listed, %zu more counted", r->nskipped, r->skipped_truncated);
+	if (!ok)
 		for (size_t i = 0; i < r->nskipped; i++)
 			tap_diag("skipped \"%s\" line %u", r->skipped[i].label, r->skipped[i].line);
 }
@@ -716,6 +764,7 @@ static void check_skipped(const struct row *x, const struct chat_request *r)
 static void run_row(const struct row *x)
 {
 	struct registry reg;
+	struct req_limits lim;
 	struct chat_request r;
 	struct req_error e;
 	struct guarded g;
@@ -728,7 +777,9 @@ static void run_row(const struct row *x)
 	if (reg_init(&reg) < 0 || reg_allow(&reg, x->allow ? x->allow : ALL, err, sizeof err) < 0)
 		abort();
 	in = guard_copy(&g, body, len);
-	rc = req_parse(in, len, &reg, x->max_blocks ? x->max_blocks : 16, &r, &e);
+	lim.max_blocks = x->max_blocks ? x->max_blocks : 16;
+	lim.max_skipped = x->max_skipped == LIST_NONE ? 0 : x->max_skipped ? x->max_skipped : 16;
+	rc = req_parse(in, len, &reg, &lim, &r, &e);
 	check_error(x, rc, &r, &e);
 	if (rc == 0 && !x->status) {
 		check_blocks(x, &r);
@@ -763,7 +814,7 @@ static void check_prefixes(void)
 		struct guarded g;
 		struct chat_request r;
 		struct req_error e;
-		int rc = req_parse(guard_copy(&g, body, n), n, &reg, 16, &r, &e);
+		int rc = req_parse(guard_copy(&g, body, n), n, &reg, &lim16, &r, &e);
 
 		if (rc != -1 || e.status != 400 || !e.message[0]) {
 			tap_diag("prefix of %zu bytes: rc %d status %d", n, rc, e.status);
@@ -788,7 +839,7 @@ static int parse_built(struct jbuf *b, struct chat_request *r, struct req_error 
 		abort();
 	reg_init(&reg);
 	reg_allow(&reg, ALL, err, sizeof err);
-	rc = req_parse(guard_copy(&g, b->p, b->len), b->len, &reg, 16, r, e);
+	rc = req_parse(guard_copy(&g, b->p, b->len), b->len, &reg, &lim16, r, e);
 	guard_free(&g);
 	reg_free(&reg);
 	return rc;
@@ -837,6 +888,34 @@ static void check_limits(void)
 	}
 }
 
+/* PRECHECK_MAX_VALUES: a request of exactly that many JSON values
+ * passes, one more is refused before cJSON builds anything. */
+static void check_values(void)
+{
+	for (size_t extra = 0; extra < 2; extra++) {
+		struct jbuf b = {0};
+		struct chat_request r;
+		struct req_error e;
+		/* the object, model, messages, the message, role, content, x */
+		size_t zeros = PRECHECK_MAX_VALUES - 7 + extra;
+		int rc;
+
+		jbuf_puts(&b, "{\"model\":\"gpt-4\",\"x\":[0");
+		for (size_t i = 1; i < zeros; i++)
+			jbuf_puts(&b, ",0");
+		jbuf_puts(&b, "],\"messages\":[{\"role\":\"user\",\"content\":\"```sh\\nls\\n```\"}]}");
+		rc = parse_built(&b, &r, &e);
+		if (!extra)
+			tap_ok(rc == 0 && r.nblocks == 1, "%d JSON values accepted", PRECHECK_MAX_VALUES);
+		else if (!tap_ok(rc == -1 && e.status == 400 && streq(e.code, "invalid_json") &&
+				 strstr(e.message, "holds more than 131072 JSON values (byte "),
+				 "%d JSON values → 400 invalid_json", PRECHECK_MAX_VALUES + 1))
+			tap_diag("rc %d: %s", rc, e.message);
+		req_free(&r);
+		jbuf_free(&b);
+	}
+}
+
 /* A request struct is reusable: req_free leaves it zeroed. */
 static void check_free_twice(void)
 {
@@ -849,7 +928,7 @@ static void check_free_twice(void)
 
 	reg_init(&reg);
 	reg_allow(&reg, "bash", err, sizeof err);
-	tap_ok(req_parse(body, sizeof body - 1, &reg, 16, &r, &e) == 0 && r.nblocks == 1,
+	tap_ok(req_parse(body, sizeof body - 1, &reg, &lim16, &r, &e) == 0 && r.nblocks == 1,
 	       "parse for the double-free check");
 	req_free(&r);
 	tap_ok(r.blocks == NULL && r.nblocks == 0 && r.model == NULL && r.code_text == NULL,
@@ -864,6 +943,7 @@ int main(void)
 		run_row(&rows[i]);
 	check_prefixes();
 	check_limits();
+	check_values();
 	check_free_twice();
 	return tap_done();
 }
