@@ -1572,7 +1572,9 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	}
 	goto out;
 oom:
-	status = fail(x, 500, "server_error", NULL, NULL, "out of memory");
+	/* before any block started: nothing ran, a retry may find memory */
+	status = fail(x, 503, "server_error", "server_overloaded", NULL,
+		      "the server is out of memory preparing this run; retry");
 	goto out;
 io_fail:
 	status = fail(x, 503, "server_error", "workdir_unavailable", NULL,
