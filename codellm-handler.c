@@ -117,42 +117,75 @@ struct opt_def {
 	enum opt_kind kind;
 	void *ptr;
 	unsigned long long min, max;	/* K_SIZE bounds; K_SECONDS: max ZERO_OK lets 0 (off) through */
+	const char *arg;	/* the value's name in --help, "" for a flag */
+	const char *help;	/* one line, or more separated by \n; usage() prints it */
 };
 #define ZERO_OK 1
 
 #define SZ(x) ((unsigned long long)(x))
 static const struct opt_def opt_defs[] = {
-	{ "api-key-file", K_STR, &opt.api_key_file, 0, 0 },
-	{ "no-auth", K_FLAG, &opt.no_auth, 0, 0 },
-	{ "allowed-programs", K_STR, &opt.allowed_programs, 0, 0 },
-	{ "interpreters", K_STR, &opt.interpreters, 0, 0 },
-	{ "sandbox", K_MODE, &opt.sandbox, 0, 0 },
-	{ "timeout", K_SECONDS, &opt.timeout_s, 0, 0 },
-	{ "max-stdout-bytes", K_SIZE, &opt.max_stdout_bytes, 1, SZ(1) << 32 },
-	{ "max-stderr-bytes", K_SIZE, &opt.max_stderr_bytes, 0, SZ(1) << 30 },
-	{ "max-request-bytes", K_SIZE, &opt.max_request_bytes, 1, SZ(1) << 32 },
-	{ "max-blocks", K_SIZE, &opt.max_blocks, 1, 256 },
-	{ "max-skipped-fences", K_SIZE, &opt.max_skipped_fences, 0, 4096 },
-	{ "max-header-bytes", K_SIZE, &opt.max_header_bytes, 256, SZ(1) << 20 },
-	{ "header-timeout", K_SECONDS, &opt.header_timeout_s, 0, 0 },
-	{ "body-timeout", K_SECONDS, &opt.body_timeout_s, 0, 0 },
-	{ "keepalive-interval", K_SECONDS, &opt.keepalive_s, 0, 0 },
-	{ "sandbox-network", K_FLAG, &opt.sandbox_network, 0, 0 },
-	{ "memory-max", K_SIZE, &opt.memory_max, SZ(16) << 20, SZ(1) << 50 },
-	{ "address-space-max", K_SIZE, &opt.address_space_max, SZ(64) << 20, SZ(1) << 56 },
-	{ "workdir-bytes", K_SIZE, &opt.workdir_bytes, SZ(64) << 10, SZ(1) << 40 },
-	{ "workdir-inodes", K_SIZE, &opt.workdir_inodes, 64, SZ(1) << 32 },
-	{ "max-procs", K_SIZE, &opt.max_procs, 1, 1 << 20 },
-	{ "max-file-bytes", K_SIZE, &opt.max_file_bytes, 1, SZ(1) << 50 },
-	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20 },
-	{ "max-cpu-seconds", K_SECONDS, &opt.max_cpu_seconds, 0, 0 },
-	{ "max-concurrent", K_SIZE, &opt.max_concurrent, 1, 4096 },
-	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0 },
-	{ "debug", K_FLAG, &opt.debug, 0, 0 },
-	{ "max-tap-bytes", K_SIZE, &opt.max_tap_bytes, 0, SZ(1) << 32 },
-	{ "shm-bytes", K_SIZE, &opt.shm_bytes, SZ(64) << 10, SZ(1) << 40 },
-	{ "slot-uid-base", K_SIZE, &opt.slot_uid_base, 0, SZ(4294967294) - 4097 },
-	{ "healthz-cache", K_SECONDS, &opt.healthz_cache_s, 0, ZERO_OK },
+	{ "api-key-file", K_STR, &opt.api_key_file, 0, 0, "FILE",
+	  "bearer key (default $CREDENTIALS_DIRECTORY/api-key)" },
+	{ "no-auth", K_FLAG, &opt.no_auth, 0, 0, "",
+	  "serve without a key (explicit)" },
+	{ "allowed-programs", K_STR, &opt.allowed_programs, 0, 0, "LIST",
+	  "e.g. python,bash,node (empty: execution disabled)" },
+	{ "interpreters", K_STR, &opt.interpreters, 0, 0, "FILE",
+	  "JSON registry merged over the built-ins" },
+	{ "sandbox", K_MODE, &opt.sandbox, 0, 0, "MODE",
+	  "native (default), besteffort, off" },
+	{ "timeout", K_SECONDS, &opt.timeout_s, 0, 0, "S",
+	  "wall time of a run (240)" },
+	{ "max-stdout-bytes", K_SIZE, &opt.max_stdout_bytes, 1, SZ(1) << 32, "N",
+	  "kept stdout of the last block (1M)" },
+	{ "max-stderr-bytes", K_SIZE, &opt.max_stderr_bytes, 0, SZ(1) << 30, "N",
+	  "kept stderr per block (64K)" },
+	{ "max-request-bytes", K_SIZE, &opt.max_request_bytes, 1, SZ(1) << 32, "N",
+	  "request body (8M)" },
+	{ "max-blocks", K_SIZE, &opt.max_blocks, 1, 256, "N",
+	  "runnable blocks per request (16)" },
+	{ "max-skipped-fences", K_SIZE, &opt.max_skipped_fences, 0, 4096, "N",
+	  "skipped fences an answer lists (16)" },
+	{ "max-header-bytes", K_SIZE, &opt.max_header_bytes, 256, SZ(1) << 20, "N",
+	  "request line + headers (16K)" },
+	{ "header-timeout", K_SECONDS, &opt.header_timeout_s, 0, 0, "S",
+	  "headers must arrive within (10)" },
+	{ "body-timeout", K_SECONDS, &opt.body_timeout_s, 0, 0, "S",
+	  "body must arrive within (30)" },
+	{ "keepalive-interval", K_SECONDS, &opt.keepalive_s, 0, 0, "S",
+	  "whitespace while a run is quiet (15)" },
+	{ "sandbox-network", K_FLAG, &opt.sandbox_network, 0, 0, "",
+	  "give blocks the handler's network (off)" },
+	{ "memory-max", K_SIZE, &opt.memory_max, SZ(16) << 20, SZ(1) << 50, "N",
+	  "RLIMIT_DATA per block (2G)" },
+	{ "address-space-max", K_SIZE, &opt.address_space_max, SZ(64) << 20, SZ(1) << 56, "N",
+	  "RLIMIT_AS per block (256G)" },
+	{ "workdir-bytes", K_SIZE, &opt.workdir_bytes, SZ(64) << 10, SZ(1) << 40, "N",
+	  "the run's workdir tmpfs (256M)" },
+	{ "workdir-inodes", K_SIZE, &opt.workdir_inodes, 64, SZ(1) << 32, "N",
+	  "files in the workdir (65536)" },
+	{ "max-procs", K_SIZE, &opt.max_procs, 1, 1 << 20, "N",
+	  "RLIMIT_NPROC per block (256)" },
+	{ "max-file-bytes", K_SIZE, &opt.max_file_bytes, 1, SZ(1) << 50, "N",
+	  "RLIMIT_FSIZE per block (16G)" },
+	{ "max-open-files", K_SIZE, &opt.max_open_files, 16, 1 << 20, "N",
+	  "RLIMIT_NOFILE per block (1024)" },
+	{ "max-cpu-seconds", K_SECONDS, &opt.max_cpu_seconds, 0, 0, "S",
+	  "RLIMIT_CPU per block process, at most the\ndefault (the run's timeout rounded up + 1)" },
+	{ "max-concurrent", K_SIZE, &opt.max_concurrent, 1, 4096, "N",
+	  "concurrent runs across instances (4)" },
+	{ "runtime-dir", K_STR, &opt.runtime_dir, 0, 0, "DIR",
+	  "slot files ($RUNTIME_DIRECTORY or /run/codellm)" },
+	{ "debug", K_FLAG, &opt.debug, 0, 0, "",
+	  "serve the debug routes and page (loopback only)" },
+	{ "max-tap-bytes", K_SIZE, &opt.max_tap_bytes, 0, SZ(1) << 32, "N",
+	  "kept per pipeline edge by /debug/run-pipeline\n(= --max-stdout-bytes)" },
+	{ "shm-bytes", K_SIZE, &opt.shm_bytes, SZ(64) << 10, SZ(1) << 40, "N",
+	  "each block's /dev/shm and SysV shared memory (64M)" },
+	{ "slot-uid-base", K_SIZE, &opt.slot_uid_base, 0, SZ(4294967294) - 4097, "UID",
+	  "a root handler runs slot N's blocks as UID+N\n(2147352576; 0: one uid for all runs)" },
+	{ "healthz-cache", K_SECONDS, &opt.healthz_cache_s, 0, ZERO_OK, "S",
+	  "/healthz reuses its sandbox check this long (1; 0: off)" },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -246,51 +279,39 @@ bad:
 	return -1;
 }
 
+/* The commands, beside the options in --help. */
+static const struct { const char *name, *arg, *help; } cmd_defs[] = {
+	{ "probe", "", "print what this host allows; exit 1 if native cannot run" },
+	{ "check", "FILE...", "dry-run fleet role notes (nothing runs); exit 1 if flagged" },
+};
+
+static void usage_line(FILE *f, const char *name, const char *arg, const char *help)
+{
+	int n = fprintf(f, "  --%s%s%s", name, *arg ? " " : "", arg);
+
+	fprintf(f, "%*s", n < 28 ? 28 - n : 1, "");
+	for (; *help; help++)
+		if (*help == '\n')
+			fprintf(f, "\n%28s", "");
+		else
+			fputc(*help, f);
+	fputc('\n', f);
+}
+
+/* --help, generated from the option table (tests/lint-man checks the
+ * man page and README against it). */
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: codellm-handler [OPTIONS]\n"
-		"       codellm-handler --version | --help\n"
-		"Serves one OpenAI chat-completions request on the connection systemd\n"
-		"passes (fd 3 with LISTEN_FDS, or stdin/stdout), then exits.\n\n"
-		"  --api-key-file FILE       bearer key (default $CREDENTIALS_DIRECTORY/api-key)\n"
-		"  --no-auth                 serve without a key (explicit)\n"
-		"  --allowed-programs LIST   e.g. python,bash,node (empty: execution disabled)\n"
-		"  --interpreters FILE       JSON registry merged over the built-ins\n"
-		"  --sandbox MODE            native (default), besteffort, off\n"
-		"  --timeout S               wall time of a run (240)\n"
-		"  --max-stdout-bytes N      kept stdout of the last block (1M)\n"
-		"  --max-stderr-bytes N      kept stderr per block (64K)\n"
-		"  --max-request-bytes N     request body (8M)\n"
-		"  --max-blocks N            runnable blocks per request (16)\n"
-		"  --max-skipped-fences N    skipped fences an answer lists (16)\n"
-		"  --max-header-bytes N      request line + headers (16K)\n"
-		"  --header-timeout S        headers must arrive within (10)\n"
-		"  --body-timeout S          body must arrive within (30)\n"
-		"  --keepalive-interval S    whitespace while a run is quiet (15)\n"
-		"  --sandbox-network         give blocks the handler's network (off)\n"
-		"  --memory-max N            RLIMIT_DATA per block (2G)\n"
-		"  --address-space-max N     RLIMIT_AS per block (256G)\n"
-		"  --workdir-bytes N         the run's workdir tmpfs (256M)\n"
-		"  --workdir-inodes N        files in the workdir (65536)\n"
-		"  --max-procs N             RLIMIT_NPROC per block (256)\n"
-		"  --max-file-bytes N        RLIMIT_FSIZE per block (16G)\n"
-		"  --max-open-files N        RLIMIT_NOFILE per block (1024)\n"
-		"  --max-cpu-seconds S       RLIMIT_CPU per block process, at most the\n"
-		"                            default (the run's timeout rounded up + 1)\n"
-		"  --max-concurrent N        concurrent runs across instances (4)\n"
-		"  --runtime-dir DIR         slot files ($RUNTIME_DIRECTORY or /run/codellm)\n"
-		"  --debug                   serve the debug routes and page (loopback only)\n"
-		"  --max-tap-bytes N         kept per pipeline edge by /debug/run-pipeline\n"
-		"                            (= --max-stdout-bytes)\n"
-		"  --shm-bytes N             each block's /dev/shm and SysV shared memory (64M)\n"
-		"  --slot-uid-base UID       a root handler runs slot N's blocks as UID+N\n"
-		"                            (2147352576; 0: one uid for all runs)\n"
-		"  --healthz-cache S         /healthz reuses its sandbox check this long (1; 0: off)\n"
-		"  --probe                   print what this host allows; exit 1 if native cannot run\n"
-		"  --check FILE...           dry-run fleet role notes (nothing runs); exit 1 if flagged\n"
-		"Each option may also be set as CODELLM_<NAME> in the environment\n"
-		"(e.g. CODELLM_MAX_BLOCKS=4); a flag wins. See codellm-handler(8).\n");
+	fputs("Usage: codellm-handler [OPTIONS]\n"
+	      "       codellm-handler --version | --help\n"
+	      "Serves one OpenAI chat-completions request on the connection systemd\n"
+	      "passes (fd 3 with LISTEN_FDS, or stdin/stdout), then exits.\n\n", f);
+	for (size_t i = 0; i < N_OPTS; i++)
+		usage_line(f, opt_defs[i].name, opt_defs[i].arg, opt_defs[i].help);
+	for (size_t i = 0; i < sizeof cmd_defs / sizeof cmd_defs[0]; i++)
+		usage_line(f, cmd_defs[i].name, cmd_defs[i].arg, cmd_defs[i].help);
+	fputs("Each option may also be set as CODELLM_<NAME> in the environment\n"
+	      "(e.g. CODELLM_MAX_BLOCKS=4); a flag wins. See codellm-handler(8).\n", f);
 }
 
 enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE, CMD_CHECK };
