@@ -48,7 +48,17 @@ DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmi
 .PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \
 	deps-check unit replay blackbox lint-man
 
-all: $(BIN)
+all: $(BIN) units/codellm-debug@.service
+
+# The debug service is codellm@.service with --debug, its own
+# Description= and header comment (units/codellm-debug.comment):
+# generated, never a copy to keep in step by hand.
+units/codellm-debug@.service: units/codellm@.service units/codellm-debug.comment
+	{ cat units/codellm-debug.comment; \
+	  awk 'h || !/^#/ { h = 1; print }' units/codellm@.service | \
+	  sed -e 's/^Description=codellm request handler$$/Description=codellm step debugger request handler/' \
+	      -e 's|^ExecStart=@BINDIR@/codellm-handler \\$$|ExecStart=@BINDIR@/codellm-handler --debug \\|'; \
+	} > $@.tmp && grep -q -- '--debug' $@.tmp && mv $@.tmp $@
 
 %.o: %.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
@@ -158,7 +168,7 @@ lint-man:
 # Nothing is run on the host: after a real install, run
 #   systemd-sysusers codellm.conf; systemd-tmpfiles --create codellm.conf
 #   journalctl --update-catalog; systemctl daemon-reload
-install: $(BIN)
+install: $(BIN) units/codellm-debug@.service
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/$(BIN)
@@ -184,5 +194,6 @@ uninstall:
 
 clean:
 	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o ops/*.o $(UNIT_BINS) $(TEST_HELPERS) \
+		units/codellm-debug@.service \
 		sandbox/init/codellm-init sandbox/gen/seccomp-gen $(SECCOMP_BLOBS) \
 		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o
