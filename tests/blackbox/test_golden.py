@@ -125,6 +125,7 @@ def normalise(raw):
         # the wire contract
         text = re.sub(r'"(userns|seccomp|cgroup2)":(true|false)', r'"\1":<bool>', text)
         text = re.sub(r'"landlock_abi":\d+', '"landlock_abi":<n>', text)
+        text = re.sub(r'"checked_at_ms":\d+', '"checked_at_ms":<ms>', text)
         out.append("")
         out.append(text if text.endswith("\n") else text + "\n\\ No newline at end of body")
         if extra:
