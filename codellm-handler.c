@@ -31,6 +31,7 @@
 #include "http/conn.h"
 #include "http/debug-page.h"
 #include "http/http.h"
+#include "http/target.h"
 #include "json/agent.h"
 #include "json/debug.h"
 #include "json/jstr.h"
@@ -1973,42 +1974,6 @@ static int setup_connection(struct conn *c)
 	return 0;
 }
 
-static int url_decode_path(const char *t, size_t n, char *out, size_t outlen)
-{
-	size_t k = 0, skip = 0;
-
-	/* RFC 9112 §3.2.2: a server MUST accept the absolute-form
-	 * ("http://host/v1/models"); only its path routes. */
-	if (n > 7 && !strncasecmp(t, "http://", 7))
-		skip = 7;
-	else if (n > 8 && !strncasecmp(t, "https://", 8))
-		skip = 8;
-	if (skip) {
-		while (skip < n && t[skip] != '/' && t[skip] != '?' && t[skip] != '#')
-			skip++;
-		t += skip;
-		n -= skip;
-	}
-	for (size_t i = 0; i < n && t[i] != '?' && t[i] != '#'; i++) {
-		char ch = t[i];
-
-		if (ch == '%' && i + 2 < n && isxdigit((unsigned char)t[i + 1]) &&
-		    isxdigit((unsigned char)t[i + 2])) {
-			char hx[3] = { t[i + 1], t[i + 2], 0 };
-
-			ch = (char)strtol(hx, NULL, 16);
-			i += 2;
-			if (ch == '\0' || ch == '/')
-				return -1;
-		}
-		if (k + 1 >= outlen)
-			return -1;
-		out[k++] = ch;
-	}
-	out[k] = '\0';
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1,
@@ -2081,7 +2046,7 @@ int main(int argc, char **argv)
 	 * going on would parse a broken head and send a second response. */
 	if (head_bytes <= 0 || x.head_used == 0 || x.c.head_sent)
 		goto out;
-	if (url_decode_path(x.hr.target, x.hr.target_len, x.path, sizeof x.path) < 0) {
+	if (http_target_path(x.hr.target, x.hr.target_len, x.path, sizeof x.path) < 0) {
 		fail(&x, 400, "invalid_request_error", "bad_request", NULL,
 		     "invalid request target");
 		goto out;

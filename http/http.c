@@ -34,7 +34,7 @@ static int is_ows(unsigned char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hex_value(unsigned char c)
+int http_hex_value(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -51,7 +51,7 @@ static unsigned char ascii_lower(unsigned char c)
 }
 
 /* Our own ASCII folding: strncasecmp follows the locale. */
-static int ascii_case_eq(const char *a, const char *b, size_t n)
+int http_case_eq(const char *a, const char *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (ascii_lower((unsigned char)a[i]) !=
@@ -211,7 +211,7 @@ const struct http_header *http_find_header(const struct http_request *req,
 	for (size_t i = 0; i < req->num_headers; i++) {
 		const struct http_header *h = &req->headers[i];
 
-		if (h->name_len != n || !ascii_case_eq(h->name, name, n))
+		if (h->name_len != n || !http_case_eq(h->name, name, n))
 			continue;
 		if (!first)
 			first = h;
@@ -237,7 +237,7 @@ static int te_is_chunked_only(const struct http_request *req)
 		size_t j = 0;
 
 		if (h->name_len != sizeof "transfer-encoding" - 1 ||
-		    !ascii_case_eq(h->name, "transfer-encoding", h->name_len))
+		    !http_case_eq(h->name, "transfer-encoding", h->name_len))
 			continue;
 		while (j <= h->value_len) {
 			size_t s, e;
@@ -253,7 +253,7 @@ static int te_is_chunked_only(const struct http_request *req)
 			if (e > s) {
 				codings++;
 				ok = e - s == sizeof chunked - 1 &&
-					ascii_case_eq(h->value + s, chunked, e - s);
+					http_case_eq(h->value + s, chunked, e - s);
 			}
 			j++;	/* past the comma, or past the end */
 		}
@@ -295,10 +295,10 @@ int http_framing(const struct http_request *req, struct http_framing *ret)
 		const struct http_header *h = &req->headers[i];
 
 		if (h->name_len != sizeof "expect" - 1 ||
-		    !ascii_case_eq(h->name, "expect", h->name_len))
+		    !http_case_eq(h->name, "expect", h->name_len))
 			continue;
 		if (h->value_len != sizeof "100-continue" - 1 ||
-		    !ascii_case_eq(h->value, "100-continue", h->value_len))
+		    !http_case_eq(h->value, "100-continue", h->value_len))
 			return HTTP_FRAMING_BAD;
 		/* §10.1.1: a 100-continue in an HTTP/1.0 request is ignored. */
 		if (req->minor_version >= 1)
@@ -406,7 +406,7 @@ ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len)
 		c = (unsigned char)buf[src++];
 		switch (dec->state) {
 		case CH_SIZE:
-			if ((h = hex_value(c)) >= 0) {
+			if ((h = http_hex_value(c)) >= 0) {
 				/* 16 digits fill a uint64_t exactly; a 17th
 				 * would overflow, leading zeros or not. */
 				if (dec->hex_digits == 16 || !chunk_line_byte(dec))

@@ -55,7 +55,7 @@ struct http_framing {
 enum {
 	HTTP_FRAMING_OK = 0,
 	HTTP_FRAMING_BAD = -1,		/* 400: bad/duplicate Content-Length, both CL and TE, unknown coding, bad Expect */
-	HTTP_FRAMING_TE_UNSUPPORTED = -2,	/* 501 is not in our set: reported as 400 by the caller */
+	HTTP_FRAMING_TE_UNSUPPORTED = -2,	/* a coding other than chunked: 501 */
 };
 
 int http_framing(const struct http_request *req, struct http_framing *ret);
@@ -83,6 +83,13 @@ struct http_chunked {
 };
 
 ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len);
+
+/* The value of one hex digit, or -1. */
+int http_hex_value(unsigned char c);
+
+/* 1 when a[0..n) and b[0..n) are equal with ASCII letters folded (our
+ * own folding: strncasecmp follows the locale). */
+int http_case_eq(const char *a, const char *b, size_t n);
 
 /* 1 when a Host header value names this machine's loopback: localhost,
  * *.localhost (RFC 6761), 127.x.y.z or [::1], each with an optional

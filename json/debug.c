@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/target.h"
 #include "json/debug.h"
 #include "json/response.h"
 
@@ -191,63 +192,8 @@ void dbg_base64(struct jbuf *b, const void *data, size_t n)
 	jbuf_append(b, out, k);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int dbg_query_param(const char *target, size_t n, const char *name,
 		    char **ret, size_t *ret_len)
 {
-	const char *q = memchr(target, '?', n), *end = target + n;
-	const char *hash = memchr(target, '#', n);
-	size_t nl = strlen(name);
-
-	*ret = NULL;
-	*ret_len = 0;
-	if (!q || (hash && hash < q))
-		return -1;
-	if (hash)
-		end = hash;
-	for (const char *p = q + 1; p < end;) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *e = amp ? amp : end;
-		const char *eq = memchr(p, '=', (size_t)(e - p));
-		const char *v = eq ? eq + 1 : e;
-		char *out;
-		size_t k = 0;
-
-		if (!eq || (size_t)(eq - p) != nl || memcmp(p, name, nl)) {
-			p = e + (e < end);
-			continue;
-		}
-		out = malloc((size_t)(e - v) + 1);
-		if (!out)
-			return -3;
-		for (const char *s = v; s < e; s++) {
-			if (*s == '+') {
-				out[k++] = ' ';
-			} else if (*s == '%') {
-				int hi = s + 2 < e ? hexval((unsigned char)s[1]) : -1;
-				int lo = s + 2 < e ? hexval((unsigned char)s[2]) : -1;
-
-				if (hi < 0 || lo < 0) {
-					free(out);
-					return -2;
-				}
-				out[k++] = (char)(hi << 4 | lo);
-				s += 2;
-			} else {
-				out[k++] = *s;
-			}
-		}
-		out[k] = '\0';
-		*ret = out;
-		*ret_len = k;
-		return 0;
-	}
-	return -1;
+	return http_query_param(target, n, name, ret, ret_len);
 }
