@@ -31,6 +31,7 @@
 #include "http/conn.h"
 #include "http/debug-page.h"
 #include "http/http.h"
+#include "http/reply.h"
 #include "http/target.h"
 #include "json/agent.h"
 #include "json/debug.h"
@@ -421,32 +422,13 @@ static long write_deadline(struct ctx *x)
 static void send_head(struct ctx *x, int status, const char *extra,
 		      long content_length, int after_run)
 {
-	char h[1024], date[64];
-	time_t now = time(NULL);
-	struct tm tm;
-	int n;
+	const struct http_reply r = {
+		.status = status, .server = "codellm/" CODELLM_VERSION,
+		.content_type = x->ctype, .request_id = x->id, .retry = after_run,
+		.extra = extra, .content_length = content_length,
+	};
 
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	n = snprintf(h, sizeof h,
-		     "HTTP/1.1 %d %s\r\n"
-		     "Date: %s\r\n"
-		     "Server: codellm/" CODELLM_VERSION "\r\n"
-		     "Content-Type: %s\r\n"
-		     "Connection: close\r\n"
-		     "x-request-id: %s\r\n"
-		     "%s%s",
-		     status, conn_reason(status), date,
-		     x->ctype ? x->ctype : "application/json", x->id,
-		     after_run == 2 ? "x-should-retry: true\r\n" :
-		     after_run ? "x-should-retry: false\r\n" : "",
-		     extra ? extra : "");
-	if (content_length >= 0)
-		n += snprintf(h + n, sizeof h - (size_t)n,
-			      "Content-Length: %ld\r\n", content_length);
-	n += snprintf(h + n, sizeof h - (size_t)n, "\r\n");
-	conn_write(&x->c, h, (size_t)n, write_deadline(x));
-	x->c.head_sent = 1;
+	http_reply_head(&x->c, &r, write_deadline(x));
 	if (!x->au.status)
 		x->au.status = status;
 }

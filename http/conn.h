@@ -1,5 +1,5 @@
 /* The client connection: timed reads and writes (every read runs against
- * a deadline) and response heads. */
+ * a deadline). Response heads are written by http/reply.c. */
 #ifndef CODELLM_CONN_H
 #define CODELLM_CONN_H
 
@@ -38,7 +38,5 @@ int conn_write_nb(struct conn *c, const void *data, size_t len);
 
 /* Fills peer/loopback from getpeername (or REMOTE_ADDR/REMOTE_PORT). */
 void conn_identify(struct conn *c);
-
-const char *conn_reason(int status);
 
 #endif

@@ -1,0 +1,58 @@
+#include <stdio.h>
+#include <time.h>
+
+#include "http/reply.h"
+
+void http_reply_head(struct conn *c, const struct http_reply *r, long deadline_ms)
+{
+	char h[1024], date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	int n;
+
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	n = snprintf(h, sizeof h,
+		     "HTTP/1.1 %d %s\r\n"
+		     "Date: %s\r\n"
+		     "Server: %s\r\n"
+		     "Content-Type: %s\r\n"
+		     "Connection: close\r\n"
+		     "x-request-id: %s\r\n"
+		     "%s%s",
+		     r->status, http_reason(r->status), date, r->server,
+		     r->content_type ? r->content_type : "application/json", r->request_id,
+		     r->retry == HTTP_RETRY_YES ? "x-should-retry: true\r\n" :
+		     r->retry ? "x-should-retry: false\r\n" : "",
+		     r->extra ? r->extra : "");
+	if (r->content_length >= 0)
+		n += snprintf(h + n, sizeof h - (size_t)n,
+			      "Content-Length: %ld\r\n", r->content_length);
+	n += snprintf(h + n, sizeof h - (size_t)n, "\r\n");
+	conn_write(c, h, (size_t)n, deadline_ms);
+	c->head_sent = 1;
+}
+
+const char *http_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 411: return "Length Required";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	}
+	return "Unknown";
+}
