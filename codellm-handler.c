@@ -31,6 +31,7 @@
 #include "http/conn.h"
 #include "http/debug-page.h"
 #include "http/http.h"
+#include "http/reader.h"
 #include "http/reply.h"
 #include "http/target.h"
 #include "json/agent.h"
@@ -496,74 +497,91 @@ static void make_id(struct ctx *x)
 		p += sprintf(p, "%02x", r[i]);
 }
 
-/* Step 1: request line and headers, within --header-timeout of the
- * connection's start and --max-header-bytes. Returns the head's length,
- * or -1 or the HTTP status of the error already sent: callers check
- * x->c.head_sent, since a status is a positive int too. */
-static int read_head(struct ctx *x)
+static struct http_limits read_limits(const struct ctx *x)
 {
-	long deadline = x->t_start + (long)(opt.header_timeout_s * 1000);
-
-	x->head_len = opt.max_header_bytes;
-	x->head = malloc(x->head_len + 1);
-	if (!x->head)
-		return fail(x, 503, "server_error", "server_overloaded", NULL,
-			    "the server is out of memory reading this request; retry");
-	for (;;) {
-		ssize_t r = conn_read(&x->c, x->head + x->head_used,
-				      x->head_len - x->head_used, deadline);
-		int n;
-
-		if (r == CONN_TIMEOUT)
-			return fail(x, 408, "invalid_request_error", "request_timeout", NULL,
-				    "the request headers did not arrive within %g s (--header-timeout)",
-				    opt.header_timeout_s);
-		if (r == CONN_SIGNAL || (r == CONN_EOF && x->head_used == 0) ||
-		    r == CONN_ERROR)
-			return -1;	/* nobody to answer */
-		if (r == CONN_EOF)
-			return fail(x, 400, "invalid_request_error", "incomplete_request", NULL,
-				    "the connection ended inside the request headers");
-		x->head_used += (size_t)r;
-		n = http_parse_head(x->head, x->head_used, &x->hr);
-		if (n > 0)
-			return n;
-		if (n == HTTP_BAD)
-			return fail(x, 400, "invalid_request_error", "bad_request", NULL,
-				    "malformed HTTP request line or header");
-		if (n == HTTP_TOO_MANY)
-			return fail(x, 431, "invalid_request_error", "headers_too_large", NULL,
-				    "more than %d header fields", HTTP_MAX_HEADERS);
-		if (x->head_used >= x->head_len)
-			return fail(x, 431, "invalid_request_error", "headers_too_large", NULL,
-				    "request line and headers exceed %llu bytes (--max-header-bytes)",
-				    opt.max_header_bytes);
-	}
+	return (struct http_limits){
+		.max_header_bytes = opt.max_header_bytes,
+		.max_body_bytes = opt.max_request_bytes,
+		.header_deadline_ms = x->t_start + (long)(opt.header_timeout_s * 1000),
+		.body_timeout_ms = (long)(opt.body_timeout_s * 1000),
+		.write_timeout_ms = (long)(opt.body_timeout_s * 1000),
+	};
 }
 
-static int body_append(struct ctx *x, const char *p, size_t n, size_t *cap)
-{
-	if (x->body_len + n > opt.max_request_bytes)
-		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
-			    "request body exceeds %llu bytes (--max-request-bytes)",
-			    opt.max_request_bytes);
-	if (x->body_len + n + 1 > *cap) {
-		size_t nc = *cap ? *cap : 65536;
-		char *nb;
+enum read_step { READ_HEAD, READ_FRAMING, READ_BODY };
 
-		while (nc < x->body_len + n + 1)
-			nc *= 2;
-		nb = realloc(x->body, nc);
-		if (!nb)
-			return fail(x, 503, "server_error", "server_overloaded", NULL,
-				    "the server is out of memory reading this request; retry");
-		x->body = nb;
-		*cap = nc;
+/* The reader's results as answers, one line each: (status, type,
+ * code, message). -1 always: answered, or nobody to answer. */
+static int refuse_read(struct ctx *x, enum read_step step, int rc)
+{
+	const char *ir = "invalid_request_error";
+
+	switch (rc) {
+	case HTTP_R_NOMEM:
+		fail(x, 503, "server_error", "server_overloaded", NULL,
+		     "the server is out of memory reading this request; retry");
+		break;
+	case HTTP_R_TIMEOUT:
+		if (step == READ_HEAD)
+			fail(x, 408, ir, "request_timeout", NULL,
+			     "the request headers did not arrive within %g s (--header-timeout)",
+			     opt.header_timeout_s);
+		else
+			fail(x, 408, ir, "request_timeout", NULL,
+			     "the request body did not arrive within %g s (--body-timeout)",
+			     opt.body_timeout_s);
+		break;
+	case HTTP_R_EOF:
+		fail(x, 400, ir, "incomplete_request", NULL, "the connection ended inside the %s",
+		     step == READ_HEAD ? "request headers" : "request body");
+		break;
+	case HTTP_R_BAD:
+		fail(x, 400, ir, "bad_request", NULL, "%s",
+		     step == READ_HEAD ? "malformed HTTP request line or header" :
+		     step == READ_FRAMING ?
+		     "invalid message framing (Content-Length, Transfer-Encoding or Expect)" :
+		     "malformed chunked body");
+		break;
+	case HTTP_R_TOO_MANY:
+		fail(x, 431, ir, "headers_too_large", NULL, "more than %d header fields",
+		     HTTP_MAX_HEADERS);
+		break;
+	case HTTP_R_TOO_LARGE:
+		if (step == READ_HEAD)
+			fail(x, 431, ir, "headers_too_large", NULL,
+			     "request line and headers exceed %llu bytes (--max-header-bytes)",
+			     opt.max_header_bytes);
+		else if (step == READ_FRAMING)
+			fail(x, 413, ir, "request_too_large", NULL,
+			     "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
+			     (unsigned long long)x->fr.length, opt.max_request_bytes);
+		else
+			fail(x, 413, ir, "request_too_large", NULL,
+			     "request body exceeds %llu bytes (--max-request-bytes)",
+			     opt.max_request_bytes);
+		break;
+	case HTTP_R_LENGTH_REQUIRED:
+		fail(x, 411, ir, "length_required", NULL,
+		     "POST needs Content-Length or Transfer-Encoding: chunked");
+		break;
+	case HTTP_R_TE_UNSUPPORTED:
+		fail(x, 501, ir, "unsupported_transfer_coding", NULL,
+		     "only the chunked transfer coding is supported");
+		break;
 	}
-	memcpy(x->body + x->body_len, p, n);
-	x->body_len += n;
-	x->body[x->body_len] = '\0';
-	return 0;
+	return -1;	/* HTTP_R_GONE: nobody to answer */
+}
+
+/* Step 1: request line and headers, within --header-timeout of the
+ * connection's start and --max-header-bytes. Returns the head's length,
+ * or -1 (answered, or nobody to answer). */
+static int read_head(struct ctx *x)
+{
+	const struct http_limits l = read_limits(x);
+	size_t len = 0;
+	int rc = http_read_head(&x->c, &l, &x->head, &x->head_used, &x->hr, &len);
+
+	return rc ? refuse_read(x, READ_HEAD, rc) : (int)len;
 }
 
 /* Step 2: how the body is framed, from the head alone: refused
@@ -571,92 +589,25 @@ static int body_append(struct ctx *x, const char *p, size_t n, size_t *cap)
  * whoever sends it, wherever). */
 static int check_framing(struct ctx *x, int is_post)
 {
-	int rc = http_framing(&x->hr, &x->fr);
+	const struct http_limits l = read_limits(x);
+	int rc = http_check_framing(&x->hr, &l, is_post, &x->fr);
 
-	if (rc == HTTP_FRAMING_TE_UNSUPPORTED)
-		return fail(x, 501, "invalid_request_error", "unsupported_transfer_coding", NULL,
-			    "only the chunked transfer coding is supported");
-	if (rc < 0)
-		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
-			    "invalid message framing (Content-Length, Transfer-Encoding or Expect)");
-	if (!x->fr.chunked && !x->fr.has_length && is_post)
-		return fail(x, 411, "invalid_request_error", "length_required", NULL,
-			    "POST needs Content-Length or Transfer-Encoding: chunked");
-	if (x->fr.has_length && x->fr.length > opt.max_request_bytes)
-		return fail(x, 413, "invalid_request_error", "request_too_large", NULL,
-			    "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
-			    (unsigned long long)x->fr.length, opt.max_request_bytes);
-	return 0;
+	return rc ? refuse_read(x, READ_FRAMING, rc) : 0;
 }
 
 /* Step 5: the body, once the request may be served, within
  * --body-timeout and --max-request-bytes. */
 static int read_body(struct ctx *x, size_t head_bytes)
 {
-	const struct http_framing fr = x->fr;
-	struct http_chunked dec = {0};
-	long deadline;
-	size_t cap = 0, pending = x->head_used - head_bytes;
-	char *buf = x->head + head_bytes;
-	char chunk[65536];
-	int rc;
+	const struct http_limits l = read_limits(x);
+	struct http_body b = {0};
+	int rc = http_read_body(&x->c, &l, x->hr.minor_version, &x->fr, x->head + head_bytes,
+				x->head_used - head_bytes, &b);
 
-	if (!fr.chunked && !fr.has_length) {
-		/* bytes after the request (a pipelined request, a stray CRLF)
-		 * are left unread: one request per connection, then close */
-		x->unread = pending > 0;
-		return 0;
-	}
-	if (fr.expect_continue && x->hr.minor_version >= 1 &&
-	    !(fr.has_length && fr.length == pending)) {
-		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-
-		conn_write(&x->c, cont, sizeof cont - 1, write_deadline(x));
-	}
-	deadline = conn_now_ms() + (long)(opt.body_timeout_s * 1000);
-	if (!x->body && body_append(x, "", 0, &cap))
-		return 413;
-	for (;;) {
-		ssize_t r;
-
-		if (fr.has_length) {
-			size_t want = (size_t)fr.length - x->body_len;
-
-			if (pending > want) {
-				pending = want;	/* the rest belongs to a next request */
-				x->unread = 1;
-			}
-			if ((rc = body_append(x, buf, pending, &cap)))
-				return rc;
-			if (x->body_len == fr.length)
-				return 0;
-		} else {
-			size_t len = pending;
-			ssize_t left = http_chunked_decode(&dec, buf, &len);
-
-			if (left == HTTP_BAD)
-				return fail(x, 400, "invalid_request_error", "bad_request", NULL,
-					    "malformed chunked body");
-			if ((rc = body_append(x, buf, len, &cap)))
-				return rc;
-			if (left >= 0) {
-				x->unread = left > 0;
-				return 0;
-			}
-		}
-		r = conn_read(&x->c, chunk, sizeof chunk, deadline);
-		if (r == CONN_TIMEOUT)
-			return fail(x, 408, "invalid_request_error", "request_timeout", NULL,
-				    "the request body did not arrive within %g s (--body-timeout)",
-				    opt.body_timeout_s);
-		if (r == CONN_EOF)
-			return fail(x, 400, "invalid_request_error", "incomplete_request", NULL,
-				    "the connection ended inside the request body");
-		if (r < 0)
-			return -1;
-		buf = chunk;
-		pending = (size_t)r;
-	}
+	x->body = b.p;
+	x->body_len = b.len;
+	x->unread = b.unread;
+	return rc ? refuse_read(x, READ_BODY, rc) : 0;
 }
 
 /* Step 4: Authorization: Bearer KEY, compared in constant time. */
