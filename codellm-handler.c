@@ -1871,42 +1871,6 @@ static void audit_retry_count(struct ctx *x)
 			 (int)rc->value_len, rc->value);
 }
 
-static int setup_connection(struct conn *c)
-{
-	int n = sd_listen_fds(1), devnull;
-
-	if (n < 0 || n > 1)
-		return -1;
-	if (n == 1) {
-		c->in = c->out = fcntl(SD_LISTEN_FDS_START, F_DUPFD_CLOEXEC, 3);
-		close(SD_LISTEN_FDS_START);
-	} else {
-		struct stat st;
-
-		/* inetd style: systemd's StandardInput=socket puts the socket
-		 * on 0 and 1, systemd-socket-activate --inetd only on 0. A
-		 * socket answers on itself; a pipe pair uses 0 and 1. */
-		c->in = fcntl(0, F_DUPFD_CLOEXEC, 3);
-		if (c->in >= 0 && fstat(c->in, &st) == 0 && S_ISSOCK(st.st_mode))
-			c->out = c->in;
-		else
-			c->out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	}
-	if (c->in < 0 || c->out < 0)
-		return -1;
-	/* fds 0 and 1 now point nowhere: nothing stray reaches the client,
-	 * and new descriptors never land on 0-2 */
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
-		return -1;
-	if (fcntl(2, F_GETFD) < 0 && dup2(devnull, 2) < 0)
-		return -1;
-	if (devnull > 2)
-		close(devnull);
-	conn_identify(c);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1,
@@ -1959,7 +1923,7 @@ int main(int argc, char **argv)
 		}
 	}
 	x.c.sig_fd = sbx_signals_init();
-	if (x.c.sig_fd < 0 || setup_connection(&x.c) < 0) {
+	if (x.c.sig_fd < 0 || conn_open(&x.c) < 0) {
 		fprintf(stderr, "codellm: no connection: pass one as fd 3 (LISTEN_FDS=1) "
 			"or as stdin/stdout (inetd)\n");
 		return 1;
@@ -2043,23 +2007,9 @@ out:
 	if (x.au.enabled && x.au.status)
 		audit_send(&x.au);
 	jbuf_free(&x.au.write_paths);
-	/* the client reads the whole answer before the close */
-	if (x.c.out >= 0)
-		shutdown(x.c.out, SHUT_WR);
-	/* RFC 9112 §9.6: closing while request bytes are still arriving (a
-	 * refused body, or a request we answered before reading it) makes
-	 * the kernel reset the connection, and the reset can destroy the
-	 * answer before the client reads it. So read and drop until the
-	 * client closes, for a short while only. A request read whole has
-	 * nothing in flight (unless bytes after it were left unread): no wait
-	 * then (nor after a SIGTERM mid-run). */
-	if ((!request_read || x.unread) && x.c.head_sent && !x.c.gone && x.c.in >= 0) {
-		char junk[16384];
-		long until = conn_now_ms() + 2000;
-
-		while (conn_read(&x.c, junk, sizeof junk, until) > 0)
-			;
-	}
+	/* A request read whole has nothing in flight (unless bytes after
+	 * it were left unread): no wait then (nor after a SIGTERM mid-run). */
+	conn_close_lingering(&x.c, !request_read || x.unread);
 	free(x.head);
 	free(x.body);
 	if (x.key) {

@@ -1,5 +1,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,8 +9,11 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-daemon.h>
 
 #include "http/conn.h"
 
@@ -138,5 +142,60 @@ void conn_identify(struct conn *c)
 			snprintf(c->peer, sizeof c->peer, "unix");
 			c->loopback = 1;
 		}
+	}
+}
+
+int conn_open(struct conn *c)
+{
+	int n = sd_listen_fds(1), devnull;
+
+	if (n < 0 || n > 1)
+		return -1;
+	if (n == 1) {
+		c->in = c->out = fcntl(SD_LISTEN_FDS_START, F_DUPFD_CLOEXEC, 3);
+		close(SD_LISTEN_FDS_START);
+	} else {
+		struct stat st;
+
+		/* inetd style: systemd's StandardInput=socket puts the socket
+		 * on 0 and 1, systemd-socket-activate --inetd only on 0. A
+		 * socket answers on itself; a pipe pair uses 0 and 1. */
+		c->in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		if (c->in >= 0 && fstat(c->in, &st) == 0 && S_ISSOCK(st.st_mode))
+			c->out = c->in;
+		else
+			c->out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	}
+	if (c->in < 0 || c->out < 0)
+		return -1;
+	/* fds 0 and 1 now point nowhere: nothing stray reaches the client,
+	 * and new descriptors never land on 0-2 */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
+		return -1;
+	if (fcntl(2, F_GETFD) < 0 && dup2(devnull, 2) < 0)
+		return -1;
+	if (devnull > 2)
+		close(devnull);
+	conn_identify(c);
+	return 0;
+}
+
+void conn_close_lingering(struct conn *c, int in_flight)
+{
+	/* the client reads the whole answer before the close */
+	if (c->out >= 0)
+		shutdown(c->out, SHUT_WR);
+	/* RFC 9112 §9.6: closing while request bytes are still arriving (a
+	 * refused body, or a request answered before it was read) makes
+	 * the kernel reset the connection, and the reset can destroy the
+	 * answer before the client reads it. So read and drop until the
+	 * client closes, for a short while only. */
+	if (in_flight && c->head_sent && !c->gone && c->in >= 0) {
+		char junk[16384];
+		long until = conn_now_ms() + 2000;
+
+		while (conn_read(c, junk, sizeof junk, until) > 0)
+			;
 	}
 }

@@ -1,5 +1,6 @@
-/* The client connection: timed reads and writes (every read runs against
- * a deadline). Response heads are written by http/reply.c. */
+/* The client connection: opening it (socket activation or inetd), timed
+ * reads and writes (every read runs against a deadline), the lingering
+ * close. Response heads are written by http/reply.c. */
 #ifndef CODELLM_CONN_H
 #define CODELLM_CONN_H
 
@@ -38,5 +39,18 @@ int conn_write_nb(struct conn *c, const void *data, size_t len);
 
 /* Fills peer/loopback from getpeername (or REMOTE_ADDR/REMOTE_PORT). */
 void conn_identify(struct conn *c);
+
+/* Takes the connection systemd passed: fd 3 (LISTEN_FDS=1, Accept=yes)
+ * or, inetd style, the socket on stdin (a pipe pair: stdin and stdout);
+ * moves it above 2, points 0 and 1 (and a closed 2) at /dev/null and
+ * identifies the peer. -1 when there is no connection. */
+int conn_open(struct conn *c);
+
+/* Ends the answer (shutdown for writing) and, when request bytes may
+ * still be in flight (in_flight: the request was not read whole, or
+ * bytes after it were left unread), reads and drops them for up to 2 s
+ * once an answer went out, so the close resets nothing the client has
+ * yet to read. The descriptors stay open for the process's exit. */
+void conn_close_lingering(struct conn *c, int in_flight);
 
 #endif
