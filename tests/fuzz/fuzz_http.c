@@ -1,9 +1,11 @@
-/* libFuzzer target for http/http.c. The input is parsed as a request
- * head; whatever follows a complete head (or the whole input when the
- * head does not complete) is fed to the chunked decoder in one shot and
- * in several split patterns, which must all agree. Invariant failures
+/* libFuzzer target for http/http.c and http/target.c. The input is
+ * parsed as a request head (a complete head's target is decoded too);
+ * whatever follows a complete head (or the whole input when the head
+ * does not complete) is fed to the chunked decoder in one shot and in
+ * several split patterns, which must all agree. Invariant failures
  * abort so the replay driver fails `make check` too. */
 #include "http/http.h"
+#include "http/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,26 @@ static void check_framing(const struct http_request *req)
 		CHECK(req->minor_version == 1);
 }
 
+/* The target as the handler decodes it: a path that fits and holds no
+ * decoded NUL, and a query value whose length matches its NUL. */
+static void check_target(const struct http_request *req)
+{
+	char path[64];
+	char *v;
+	size_t len;
+	int rc = http_target_path(req->target, req->target_len, path, sizeof path);
+
+	CHECK(rc == 0 || rc == -1);
+	if (rc == 0)
+		CHECK(strlen(path) < sizeof path && strlen(path) <= req->target_len);
+	rc = http_query_param(req->target, req->target_len, "body", &v, &len);
+	CHECK(rc == 0 || rc == HTTP_QUERY_ABSENT || rc == HTTP_QUERY_BAD);
+	CHECK((rc == 0) == (v != NULL));
+	if (rc == 0)
+		CHECK(len <= req->target_len && v[len] == '\0');
+	free(v);
+}
+
 struct decoded {
 	ssize_t rc;
 	size_t consumed;	/* input bytes up to completion, when rc >= 0 */
@@ -181,8 +203,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t prefixes[4];
 
 	check_head(copy, size, r, &req);
-	if (r > 0)
+	if (r > 0) {
 		check_framing(&req);
+		check_target(&req);
+	}
 	free(copy);
 
 	/* A prefix either needs more or already reaches the same verdict:
