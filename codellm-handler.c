@@ -409,6 +409,10 @@ struct ctx {
 	/* a debug route's run (SPEC §8) instead of a chat completion */
 	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE } run_kind;
 	size_t dbg_index;	/* run-block: the block's index in the body */
+	const struct route *route;	/* the request's route, once routed */
+	int head_bytes;		/* the head's length in head[] */
+	int request_read;	/* the whole request was read */
+	int exit;		/* the process's exit status */
 };
 
 static long write_deadline(struct ctx *x)
@@ -1817,46 +1821,98 @@ static int route_debug_run(struct ctx *x, int pipeline)
 	return status;
 }
 
+static int route_debug_run_block(struct ctx *x)
+{
+	return route_debug_run(x, 0);
+}
+
+static int route_debug_run_pipeline(struct ctx *x)
+{
+	return route_debug_run(x, 1);
+}
+
+static int route_model_list(struct ctx *x)
+{
+	return route_models(x, NULL);
+}
+
+static int route_model(struct ctx *x)
+{
+	return route_models(x, x->path + strlen("/v1/models/"));
+}
+
+/* The routes (codellm(7)). A path ending in '*' takes one more
+ * non-empty segment. */
 enum {
-	R_NONE, R_HEALTHZ, R_MODELS, R_MODEL, R_CHAT,
-	R_PAGE, R_DBG_BLOCKS, R_DBG_RUN_BLOCK, R_DBG_RUN_PIPELINE,
+	RT_KEY = 1,	/* needs the bearer key */
+	RT_DEBUG = 2,	/* only with --debug, for loopback peers and Host names */
+	RT_QUIET = 4,	/* no journal record when served (a probe) */
 };
 
-/* Step 3: route by path and method, after the framing checks: a route
- * (R_), or -1 (405, Allow: GET), -2 (Allow: POST), -3 (Allow: GET,
- * POST), or R_NONE (404). */
-static int route(struct ctx *x, int auth_needed_out[1])
-{
-	const char *p = x->path;
+struct route {
+	const char *path;
+	const char *allow;	/* its methods, as a 405's Allow header says them */
+	unsigned flags;
+	int (*serve)(struct ctx *x);
+};
 
-	auth_needed_out[0] = 1;
-	if (opt.debug) {
-		/* the page and the block list run nothing and hold nothing
-		 * secret: no key (the page asks for it, for the runs) */
-		if (!strcmp(p, "/")) {
-			auth_needed_out[0] = 0;
-			return method_is(x, "GET") ? R_PAGE : -1;
-		}
-		if (!strcmp(p, "/debug/blocks")) {
-			auth_needed_out[0] = 0;
-			return method_is(x, "GET") || method_is(x, "POST") ? R_DBG_BLOCKS : -3;
-		}
-		if (!strcmp(p, "/debug/run-block"))
-			return method_is(x, "POST") ? R_DBG_RUN_BLOCK : -2;
-		if (!strcmp(p, "/debug/run-pipeline"))
-			return method_is(x, "POST") ? R_DBG_RUN_PIPELINE : -2;
+static const struct route routes[] = {
+	{ "/",                    "GET",       RT_DEBUG,          route_page },
+	{ "/debug/blocks",        "GET, POST", RT_DEBUG,          route_debug_blocks },
+	{ "/debug/run-block",     "POST",      RT_DEBUG | RT_KEY, route_debug_run_block },
+	{ "/debug/run-pipeline",  "POST",      RT_DEBUG | RT_KEY, route_debug_run_pipeline },
+	{ "/healthz",             "GET",       RT_QUIET,          route_healthz },
+	{ "/health",              "GET",       RT_QUIET,          route_healthz },
+	{ "/v1/models",           "GET",       RT_KEY,            route_model_list },
+	{ "/v1/models/*",         "GET",       RT_KEY,            route_model },
+	{ "/v1/chat/completions", "POST",      RT_KEY,            route_chat },
+};
+
+static int path_matches(const char *pattern, const char *path)
+{
+	size_t n = strlen(pattern);
+
+	if (n && pattern[n - 1] == '*')
+		return !strncmp(path, pattern, n - 1) && path[n - 1] &&
+		       !strchr(path + n - 1, '/');
+	return !strcmp(path, pattern);
+}
+
+/* Whether the request's method is one of a row's ("GET, POST"). */
+static int method_allowed(const struct ctx *x, const char *allow)
+{
+	for (const char *m = allow; *m; m += strspn(m, ", ")) {
+		size_t n = strcspn(m, ", ");
+
+		if (n == x->hr.method_len && !memcmp(m, x->hr.method, n))
+			return 1;
+		m += n;
 	}
-	if (!strcmp(p, "/healthz") || !strcmp(p, "/health")) {
-		auth_needed_out[0] = 0;
-		return method_is(x, "GET") ? R_HEALTHZ : -1;
+	return 0;
+}
+
+/* Step: the route, by path then method: 404, or 405 with Allow. */
+static int route_request(struct ctx *x)
+{
+	char allow[64];
+
+	for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+		const struct route *rt = &routes[i];
+
+		if ((rt->flags & RT_DEBUG && !opt.debug) || !path_matches(rt->path, x->path))
+			continue;
+		if (!method_allowed(x, rt->allow)) {
+			snprintf(allow, sizeof allow, "Allow: %s\r\n", rt->allow);
+			fail(x, 405, "invalid_request_error", "method_not_allowed", allow,
+			     "%.*s is not allowed on %.200s", (int)x->hr.method_len,
+			     x->hr.method, x->path);
+			return -1;
+		}
+		x->route = rt;
+		return 0;
 	}
-	if (!strcmp(p, "/v1/models"))
-		return method_is(x, "GET") ? R_MODELS : -1;
-	if (!strncmp(p, "/v1/models/", 11) && p[11] && !strchr(p + 11, '/'))
-		return method_is(x, "GET") ? R_MODEL : -1;
-	if (!strcmp(p, "/v1/chat/completions"))
-		return method_is(x, "POST") ? R_CHAT : -2;
-	return R_NONE;
+	fail(x, 404, "invalid_request_error", "not_found", NULL, "no route for %.200s", x->path);
+	return -1;
 }
 
 /* The client's retry count (the official SDKs' x-stainless-retry-count),
@@ -1871,157 +1927,175 @@ static void audit_retry_count(struct ctx *x)
 			 (int)rc->value_len, rc->value);
 }
 
-int main(int argc, char **argv)
+/* ---- the life of one connection ---------------------------------------- */
+
+/* The interpreter registry: built-ins, --interpreters, --allowed-programs.
+ * A mistake is the operator's: every request then answers 503. */
+static void load_registry(struct ctx *x)
 {
-	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1,
-			 .slot = -1 };
-	int cmd = CMD_SERVE, status = 0, head_bytes, r, auth, request_read = 0;
 	char err[512];
 
-	x.t_start = conn_now_ms();
-	x.au.request_id = x.id;
-	x.au.peer = x.c.peer;
-	signal(SIGPIPE, SIG_IGN);
-	make_id(&x);
-	if (parse_options(argc, argv, &cmd) == 0 &&
-	    (cmd == CMD_SERVE || cmd == CMD_PROBE || cmd == CMD_CHECK)) {
-		if (reg_init(&x.reg) < 0)
-			snprintf(config_error, sizeof config_error, "out of memory");
-		else if (opt.interpreters &&
-			 reg_load_file(&x.reg, opt.interpreters, err, sizeof err) < 0)
-			snprintf(config_error, sizeof config_error, "--interpreters %.400s", err);
-		else if (opt.allowed_programs &&
-			 reg_allow(&x.reg, opt.allowed_programs, err, sizeof err) < 0)
-			snprintf(config_error, sizeof config_error, "%s", err);
-	}
-	if (cmd == CMD_HELP) {
+	if (reg_init(&x->reg) < 0)
+		snprintf(config_error, sizeof config_error, "out of memory");
+	else if (opt.interpreters && reg_load_file(&x->reg, opt.interpreters, err, sizeof err) < 0)
+		snprintf(config_error, sizeof config_error, "--interpreters %.400s", err);
+	else if (opt.allowed_programs && reg_allow(&x->reg, opt.allowed_programs, err, sizeof err) < 0)
+		snprintf(config_error, sizeof config_error, "%s", err);
+}
+
+/* --help, --version, --probe, --check: no connection. */
+static int run_command(struct ctx *x, int cmd, int argc, char **argv)
+{
+	switch (cmd) {
+	case CMD_HELP:
 		usage(stdout);
 		return 0;
-	}
-	if (cmd == CMD_VERSION) {
+	case CMD_VERSION:
 		printf("codellm-handler " CODELLM_VERSION "\n");
 		return 0;
+	case CMD_PROBE:
+		return probe(x);
+	default:
+		return check_files(x, argc, argv, optind);
 	}
-	if (cmd == CMD_PROBE)
-		return probe(&x);
-	if (cmd == CMD_CHECK)
-		return check_files(&x, argc, argv, optind);
-	/* Anything this process starts, however detached, stays ours to
-	 * kill: orphans re-parent to us, not to PID 1. */
+}
+
+/* The process around a request: anything it starts, however detached,
+ * stays its own to kill (orphans re-parent to it, not to PID 1); each
+ * block costs four descriptors, so take the hard limit of open files;
+ * the signals a run watches. */
+static int process_setup(struct ctx *x)
+{
+	struct rlimit nofile;
+
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		perror("codellm: PR_SET_CHILD_SUBREAPER");
-		return 1;
+		return -1;
 	}
-	/* Each block costs the handler four descriptors (its pipes and the
-	 * setup handshake): take the hard limit of open files. */
-	{
-		struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	x->c.sig_fd = sbx_signals_init();
+	return x->c.sig_fd < 0 ? -1 : 0;
+}
 
-		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-			nofile.rlim_cur = nofile.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &nofile);
-		}
-	}
-	x.c.sig_fd = sbx_signals_init();
-	if (x.c.sig_fd < 0 || conn_open(&x.c) < 0) {
-		fprintf(stderr, "codellm: no connection: pass one as fd 3 (LISTEN_FDS=1) "
-			"or as stdin/stdout (inetd)\n");
-		return 1;
-	}
-	if (config_error[0]) {
-		/* The operator's mistake: say so to the client, not just reset. */
-		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
-		fail(&x, 503, "server_error", "server_misconfigured", NULL,
-		     "the server's configuration is invalid; see its journal");
-		status = 2;
-		goto out;
-	}
-	load_key(&x);
+/* The operator's mistake: say so to the client, not just reset. */
+static int refuse_if_misconfigured(struct ctx *x)
+{
+	if (!config_error[0])
+		return 0;
+	fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+	fail(x, 503, "server_error", "server_misconfigured", NULL,
+	     "the server's configuration is invalid; see its journal");
+	x->exit = 2;
+	return -1;
+}
 
-	head_bytes = read_head(&x);
-	/* An error answer from read_head is positive like a head length;
-	 * going on would parse a broken head and send a second response. */
-	if (head_bytes <= 0 || x.head_used == 0 || x.c.head_sent)
-		goto out;
-	if (http_target_path(x.hr.target, x.hr.target_len, x.path, sizeof x.path) < 0) {
-		fail(&x, 400, "invalid_request_error", "bad_request", NULL,
-		     "invalid request target");
-		goto out;
-	}
-	if (check_framing(&x, method_is(&x, "POST")) != 0)
-		goto out;
-	audit_text(x.path_log, sizeof x.path_log, x.path, strlen(x.path));
-	r = route(&x, &auth);
-	{
-		size_t ml = x.hr.method_len > 16 ? 16 : x.hr.method_len;
+/* The request line and headers, the target's path and how the body is
+ * framed: everything the later steps decide on, from the head alone. */
+static int read_request_head(struct ctx *x)
+{
+	size_t ml;
 
-		memcpy(x.au.route, x.hr.method, ml);
-		x.au.route[ml] = ' ';
-		audit_text(x.au.route + ml + 1, sizeof x.au.route - ml - 1, x.path,
-			   strlen(x.path));
-	}
-	if (r == R_NONE) {
-		fail(&x, 404, "invalid_request_error", "not_found", NULL,
-		     "no route for %.200s", x.path);
-		goto out;
-	}
-	if (r < 0) {
-		fail(&x, 405, "invalid_request_error", "method_not_allowed",
-		     r == -2 ? "Allow: POST\r\n" : r == -3 ? "Allow: GET, POST\r\n" :
-		     "Allow: GET\r\n",
-		     "%.*s is not allowed on %.200s", (int)x.hr.method_len,
-		     x.hr.method, x.path);
-		goto out;
-	}
-	/* every route but /healthz leaves a journal record; a refused
-	 * /healthz too */
-	x.au.enabled = r != R_HEALTHZ;
-	audit_retry_count(&x);
-	/* Step 3: who may ask, from the head alone: no web page, loopback
-	 * names where no key guards, a JSON body, the key. A refusal here
-	 * reads no body. */
-	if (browser_allowed(&x, r >= R_PAGE) != 0 ||
-	    ((r >= R_PAGE || opt.no_auth) && loopback_allowed(&x, r >= R_PAGE) != 0) ||
-	    (auth && authenticate(&x) != 0) ||
-	    (method_is(&x, "POST") && content_type_allowed(&x) != 0)) {
-		x.au.enabled = 1;
-		goto out;
+	x->head_bytes = read_head(x);
+	if (x->head_bytes <= 0)
+		return -1;
+	if (http_target_path(x->hr.target, x->hr.target_len, x->path, sizeof x->path) < 0)
+		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+			    "invalid request target"), -1;
+	if (check_framing(x, method_is(x, "POST")) != 0)
+		return -1;
+	audit_text(x->path_log, sizeof x->path_log, x->path, strlen(x->path));
+	ml = x->hr.method_len > 16 ? 16 : x->hr.method_len;
+	memcpy(x->au.route, x->hr.method, ml);
+	x->au.route[ml] = ' ';
+	audit_text(x->au.route + ml + 1, sizeof x->au.route - ml - 1, x->path, strlen(x->path));
+	return 0;
+}
+
+/* Who may ask, from the head alone: no web page; loopback names where
+ * no key guards (and on the debug routes, loopback peers); the key; a
+ * JSON body. A refusal here reads no body and is recorded, also on a
+ * quiet route. */
+static int admit(struct ctx *x)
+{
+	int debug = x->route->flags & RT_DEBUG;
+
+	x->au.enabled = !(x->route->flags & RT_QUIET);
+	audit_retry_count(x);
+	if (browser_allowed(x, debug) != 0 ||
+	    ((debug || opt.no_auth) && loopback_allowed(x, debug) != 0) ||
+	    (x->route->flags & RT_KEY && authenticate(x) != 0) ||
+	    (method_is(x, "POST") && content_type_allowed(x) != 0)) {
+		x->au.enabled = 1;
+		return -1;
 	}
 	/* nothing after this needs the key: no copy of it lives on in the
 	 * process whose memory the blocks' first processes start from */
-	forget_key(&x);
-	if (read_body(&x, (size_t)head_bytes) != 0)
-		goto out;
-	request_read = 1;
-	switch (r) {
-	case R_HEALTHZ: route_healthz(&x); break;
-	case R_MODELS: route_models(&x, NULL); break;
-	case R_MODEL: route_models(&x, x.path + 11); break;
-	case R_CHAT: route_chat(&x); break;
-	case R_PAGE: route_page(&x); break;
-	case R_DBG_BLOCKS: route_debug_blocks(&x); break;
-	case R_DBG_RUN_BLOCK: route_debug_run(&x, 0); break;
-	case R_DBG_RUN_PIPELINE: route_debug_run(&x, 1); break;
+	forget_key(x);
+	return 0;
+}
+
+static int read_request_body(struct ctx *x)
+{
+	if (read_body(x, (size_t)x->head_bytes) != 0)
+		return -1;
+	x->request_read = 1;
+	return 0;
+}
+
+static void ctx_free(struct ctx *x)
+{
+	jbuf_free(&x->au.write_paths);
+	free(x->head);
+	free(x->body);
+	if (x->key) {
+		explicit_bzero(x->key, strlen(x->key));
+		free(x->key);
 	}
-out:
-	if (x.au.enabled && x.au.status)
-		audit_send(&x.au);
-	jbuf_free(&x.au.write_paths);
-	/* A request read whole has nothing in flight (unless bytes after
-	 * it were left unread): no wait then (nor after a SIGTERM mid-run). */
-	conn_close_lingering(&x.c, !request_read || x.unread);
-	free(x.head);
-	free(x.body);
-	if (x.key) {
-		explicit_bzero(x.key, strlen(x.key));
-		free(x.key);
-	}
-	reg_free(&x.reg);
+	reg_free(&x->reg);
 	free(opt.api_key_file);
 	free(opt.allowed_programs);
 	free(opt.interpreters);
 	free(opt.runtime_dir);
-	if (x.slot_fd >= 0)
-		close(x.slot_fd);
-	return status;
+	if (x->slot_fd >= 0)
+		close(x->slot_fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx x = { .c = { .in = -1, .out = -1, .sig_fd = -1 }, .slot_fd = -1,
+			 .slot = -1 };
+	int cmd = CMD_SERVE;
+
+	x.t_start = conn_now_ms();				/*  1 the request's id */
+	x.au.request_id = x.id;
+	x.au.peer = x.c.peer;
+	signal(SIGPIPE, SIG_IGN);
+	make_id(&x);
+	if (parse_options(argc, argv, &cmd) == 0 && cmd != CMD_HELP &&
+	    cmd != CMD_VERSION)
+		load_registry(&x);				/*  2 options, registry */
+	if (cmd != CMD_SERVE)
+		return run_command(&x, cmd, argc, argv);	/*  3 or a command */
+	if (process_setup(&x) < 0 || conn_open(&x.c) < 0) {	/*  4 process, connection */
+		fprintf(stderr, "codellm: no connection: pass one as fd 3 (LISTEN_FDS=1) "
+			"or as stdin/stdout (inetd)\n");
+		return 1;
+	}
+	load_key(&x);						/*  5 the key */
+	if (refuse_if_misconfigured(&x) == 0 &&			/*  6 503 */
+	    read_request_head(&x) == 0 &&			/*  7 head, target, framing */
+	    route_request(&x) == 0 &&				/*  8 404, 405 */
+	    admit(&x) == 0 &&					/*  9 browser, Host, key, JSON */
+	    read_request_body(&x) == 0)				/* 10 the body */
+		x.route->serve(&x);				/* 11 serve */
+	if (x.au.enabled && x.au.status)			/* 12 the journal record */
+		audit_send(&x.au);
+	/* A request read whole has nothing in flight (unless bytes after
+	 * it were left unread): no wait then (nor after a SIGTERM mid-run). */
+	conn_close_lingering(&x.c, !x.request_read || x.unread);	/* 13 close */
+	ctx_free(&x);						/* 14 */
+	return x.exit;						/* 15 */
 }
