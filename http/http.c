@@ -5,6 +5,7 @@
 #include "http/http.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -82,28 +83,33 @@ static int line_end(const unsigned char *p, size_t len, size_t *pos)
 	return 0;
 }
 
-/* Stateless: the caller re-runs it over the whole buffer as bytes
- * arrive. Each check fires on the first byte that can decide it, so a
- * garbage request is refused without waiting for more input. */
-int http_parse_head(const char *buf, size_t len, struct http_request *req)
+/* A token (the method, a field name) at *pos up to the byte `stop`;
+ * *pos is left on `stop`. */
+static int parse_token(const unsigned char *p, size_t len, size_t *pos, unsigned char stop)
+{
+	size_t i = *pos, start = i;
+
+	while (i < len && is_tchar(p[i]))
+		i++;
+	if (i == len)
+		return HTTP_INCOMPLETE;
+	/* §5.1: no whitespace between a field name and its colon, ever */
+	if (p[i] != stop || i == start)
+		return HTTP_BAD;
+	*pos = i;
+	return 0;
+}
+
+/* method SP request-target SP HTTP/1.x line-end (RFC 9112 §3), after
+ * the empty lines §2.2 lets a client send first (CRLF after a body). */
+static int parse_request_line(const char *buf, size_t len, size_t *pos,
+			      struct http_request *req)
 {
 	static const char version[] = "HTTP/1.";
 	const unsigned char *p = (const unsigned char *)buf;
-	size_t i = 0, start, end;
+	size_t i = *pos, start;
 	int r;
 
-	/* The return value is an int; a head that long never completes. */
-	if (len > INT_MAX)
-		len = INT_MAX;
-	req->method = NULL;
-	req->method_len = 0;
-	req->target = NULL;
-	req->target_len = 0;
-	req->minor_version = 0;
-	req->num_headers = 0;
-
-	/* RFC 9112 §2.2: empty lines before the request-line are noise left
-	 * by clients that send CRLF after a POST body. */
 	for (;;) {
 		if (i == len)
 			return HTTP_INCOMPLETE;
@@ -112,18 +118,11 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req)
 		if ((r = line_end(p, len, &i)) != 0)
 			return r;
 	}
-
 	start = i;
-	while (i < len && is_tchar(p[i]))
-		i++;
-	if (i == len)
-		return HTTP_INCOMPLETE;
-	if (p[i] != ' ' || i == start)
-		return HTTP_BAD;
+	if ((r = parse_token(p, len, &i, ' ')) != 0)
+		return r;
 	req->method = buf + start;
-	req->method_len = i - start;
-	i++;
-
+	req->method_len = i++ - start;
 	start = i;
 	while (i < len && p[i] >= 0x21 && p[i] <= 0x7e)
 		i++;
@@ -132,9 +131,7 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req)
 	if (p[i] != ' ' || i == start)
 		return HTTP_BAD;
 	req->target = buf + start;
-	req->target_len = i - start;
-	i++;
-
+	req->target_len = i++ - start;
 	for (size_t k = 0; k < sizeof version - 1; k++, i++) {
 		if (i == len)
 			return HTTP_INCOMPLETE;
@@ -145,14 +142,60 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req)
 		return HTTP_INCOMPLETE;
 	if (p[i] != '0' && p[i] != '1')
 		return HTTP_BAD;
-	req->minor_version = p[i] - '0';
-	i++;
+	req->minor_version = p[i++] - '0';
+	*pos = i;
+	return line_end(p, len, pos);
+}
+
+/* name ":" OWS value OWS line-end (RFC 9112 §5), into *h. */
+static int parse_header_line(const char *buf, size_t len, size_t *pos, struct http_header *h)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = *pos, start = i, end;
+	int r;
+
+	if ((r = parse_token(p, len, &i, ':')) != 0)
+		return r;
+	h->name = buf + start;
+	h->name_len = i++ - start;
+	while (i < len && is_ows(p[i]))
+		i++;
+	start = end = i;
+	for (;;) {
+		if (i == len)
+			return HTTP_INCOMPLETE;
+		if (is_field_vchar(p[i]))
+			end = ++i;
+		else if (is_ows(p[i]))
+			i++;
+		else
+			break;
+	}
 	if ((r = line_end(p, len, &i)) != 0)
 		return r;
+	h->value = buf + start;
+	h->value_len = end - start;
+	*pos = i;
+	return 0;
+}
 
+/* Stateless: the caller re-runs it over the whole buffer as bytes
+ * arrive. Each check fires on the first byte that can decide it, so a
+ * garbage request is refused without waiting for more input. */
+int http_parse_head(const char *buf, size_t len, struct http_request *req)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = 0;
+	int r;
+
+	/* The return value is an int; a head that long never completes. */
+	if (len > INT_MAX)
+		len = INT_MAX;
+	memset(req, 0, offsetof(struct http_request, headers));
+	req->num_headers = 0;
+	if ((r = parse_request_line(buf, len, &i, req)) != 0)
+		return r;
 	for (;;) {
-		struct http_header *h;
-
 		if (i == len)
 			return HTTP_INCOMPLETE;
 		if (p[i] == '\r' || p[i] == '\n') {
@@ -167,37 +210,8 @@ int http_parse_head(const char *buf, size_t len, struct http_request *req)
 		/* A 65th line has started: no need to see the rest of it. */
 		if (req->num_headers == HTTP_MAX_HEADERS)
 			return HTTP_TOO_MANY;
-
-		start = i;
-		while (i < len && is_tchar(p[i]))
-			i++;
-		if (i == len)
-			return HTTP_INCOMPLETE;
-		/* §5.1: no whitespace between name and colon, ever. */
-		if (p[i] != ':' || i == start)
-			return HTTP_BAD;
-		h = &req->headers[req->num_headers];
-		h->name = buf + start;
-		h->name_len = i - start;
-		i++;
-
-		while (i < len && is_ows(p[i]))
-			i++;
-		start = end = i;
-		for (;;) {
-			if (i == len)
-				return HTTP_INCOMPLETE;
-			if (is_field_vchar(p[i]))
-				end = ++i;
-			else if (is_ows(p[i]))
-				i++;
-			else
-				break;
-		}
-		if ((r = line_end(p, len, &i)) != 0)
+		if ((r = parse_header_line(buf, len, &i, &req->headers[req->num_headers])) != 0)
 			return r;
-		h->value = buf + start;
-		h->value_len = end - start;
 		req->num_headers++;
 	}
 }
@@ -373,7 +387,9 @@ static void chunk_size_line_done(struct http_chunked *dec)
 
 /* Every decision depends on one byte plus the state, never on what
  * follows in this buffer, which is what makes any split of the input
- * decode the same. */
+ * decode the same. A state machine: kept whole (one switch over the
+ * states, as picohttpparser's decoder), since cutting it would scatter
+ * the transitions that must be read together. */
 ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len)
 {
 	size_t n = *len, src = 0, dst = 0;
