@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "json/jstr.h"
+#include "sandbox/result.h"
 
 enum sbx_mode {
 	SBX_NATIVE,
@@ -234,13 +234,13 @@ struct sbx_block_result {
 	int started;		/* the process was created */
 	int killed;		/* ended by the handler (timeout, disconnect, signal) */
 	long duration_ms;
-	struct jbuf err;	/* stderr, capped at max_stderr */
+	struct sbx_capture err;	/* stderr, its last max_stderr bytes */
 	uint64_t err_bytes;	/* stderr produced */
 	uint64_t out_bytes;	/* stdout produced */
 };
 
 struct sbx_tap {
-	struct jbuf data;	/* first max_tap bytes that crossed the edge */
+	struct sbx_capture data;	/* first max_tap bytes that crossed the edge */
 	uint64_t bytes;		/* all bytes that crossed */
 };
 
@@ -286,7 +286,7 @@ struct sbx_pipeline {
 	/* out */
 	struct sbx_block_result *res;
 	struct sbx_tap *taps;		/* n-1 edges */
-	struct jbuf out;		/* last block's stdout, capped at max_stdout */
+	struct sbx_capture out;		/* last block's stdout, its first max_stdout bytes */
 	uint64_t out_bytes;
 	int out_truncated;
 	enum sbx_end end;

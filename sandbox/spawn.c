@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sandbox/child.h"
+#include "sandbox/internal.h"
 
 #define RELAY_BUF 65536
 #define SETUP_TIMEOUT_MS 10000
@@ -694,32 +695,6 @@ static ssize_t drain(int fd, char *buf, size_t cap)
 	return r < 0 ? 0 : r;
 }
 
-static void keep(struct jbuf *b, size_t cap, const char *data, size_t n)
-{
-	if (b->len < cap)
-		jbuf_append(b, data, n < cap - b->len ? n : cap - b->len);
-}
-
-/* stderr keeps its last bytes: the end of a traceback is what explains
- * a failure. */
-static void keep_tail(struct jbuf *b, size_t cap, const char *data, size_t n)
-{
-	if (cap == 0)
-		return;
-	if (n >= cap) {
-		b->len = 0;
-		jbuf_append(b, data + n - cap, cap);
-		return;
-	}
-	if (b->len + n > cap) {
-		size_t drop = b->len + n - cap;
-
-		memmove(b->p, b->p + drop, b->len - drop);
-		b->len -= drop;
-	}
-	jbuf_append(b, data, n);
-}
-
 static void handle_signals(struct sbx_pipeline *p, struct sbx_relay *f,
 			   size_t *live)
 {
@@ -883,7 +858,7 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 		return;
 	p->out_bytes += (uint64_t)r;
 	p->res[p->n - 1].out_bytes += (uint64_t)r;
-	keep(&p->out, p->max_stdout, scratch, (size_t)r);
+	sbx_capture_head(&p->out, p->max_stdout, scratch, (size_t)r);
 	if (p->out_bytes > p->max_stdout)
 		p->out_truncated = 1;
 	/* when a cut output already decides the answer (agent mode),
@@ -907,7 +882,7 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 			close_fd(&f->err[i]);
 		} else {
 			p->res[i].err_bytes += (uint64_t)r;
-			keep_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
+			sbx_capture_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
 		}
 	}
 	if (i + 1 >= p->n)
@@ -929,7 +904,7 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 			/* the tap sees exactly what the next block got */
 			p->taps[i].bytes += (uint64_t)w;
 			if (p->tap)
-				keep(&p->taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
+				sbx_capture_head(&p->taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
 			e->off += (size_t)w;
 			e->len -= (size_t)w;
 		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
@@ -1025,9 +1000,9 @@ void sbx_pipeline_abort(struct sbx_pipeline *p)
 void sbx_pipeline_free(struct sbx_pipeline *p)
 {
 	for (size_t i = 0; p->res && i < p->n; i++)
-		jbuf_free(&p->res[i].err);
+		sbx_capture_free(&p->res[i].err);
 	for (size_t i = 0; p->taps && i < p->n; i++)
-		jbuf_free(&p->taps[i].data);
-	jbuf_free(&p->out);
+		sbx_capture_free(&p->taps[i].data);
+	sbx_capture_free(&p->out);
 	release_arrays(p);
 }

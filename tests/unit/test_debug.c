@@ -379,13 +379,20 @@ static void fake_pipeline(struct sbx_pipeline *p, size_t n)
 	}
 }
 
+static void cap(struct sbx_capture *c, const char *s, size_t n)
+{
+	c->p = realloc(c->p, c->len + n);
+	memcpy(c->p + c->len, s, n);
+	c->len += n;
+}
+
 static void free_pipeline(struct sbx_pipeline *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
-		jbuf_free(&p->res[i].err);
-		jbuf_free(&p->taps[i].data);
+		free(p->res[i].err.p);
+		free(p->taps[i].data.p);
 	}
-	jbuf_free(&p->out);
+	free(p->out.p);
 	free(p->res);
 	free(p->taps);
 }
@@ -414,9 +421,9 @@ static void test_answers(void)
 	parse("{\"body\":\"" MD3 "\",\"block\":1}", REQ_DEBUG_BLOCK, &r, &block, &e);
 	fake_pipeline(&p, 1);
 	p.res[0].exit_code = 3;
-	jbuf_append(&p.out, "ok\xff\n", 4);
+	cap(&p.out, "ok\xff\n", 4);
 	p.out_bytes = 4;
-	jbuf_puts(&p.res[0].err, "boom\n");
+	cap(&p.res[0].err, "boom\n", 5);
 	p.res[0].err_bytes = 5;
 	{
 		struct dbg_run d = { .id = "chatcmpl-x", .req = &r, .p = &p,
@@ -463,11 +470,11 @@ static void test_answers(void)
 	parse("{\"body\":\"```py\\n1\\n```\\n```sh\\n2\\n```\\n```py\\n3\\n```\\n\"}",
 	      REQ_DEBUG_PIPELINE, &r, &block, &e);
 	fake_pipeline(&p, 3);
-	jbuf_append(&p.taps[0].data, "ab\n", 3);
+	cap(&p.taps[0].data, "ab\n", 3);
 	p.taps[0].bytes = 3;
-	jbuf_append(&p.taps[1].data, "\x00\xff\xc3\xa9", 4);
+	cap(&p.taps[1].data, "\x00\xff\xc3\xa9", 4);
 	p.taps[1].bytes = 1000;
-	jbuf_append(&p.out, "12345678", 8);
+	cap(&p.out, "12345678", 8);
 	p.out_bytes = 20;
 	p.out_truncated = 1;
 	{
