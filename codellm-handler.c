@@ -748,47 +748,13 @@ static void sandbox_config(struct sbx_config *c, int slot)
  * real block (that never runs), and the host's facts beside it. */
 static int sandbox_check(struct jbuf *b)
 {
-	static char prog_true[] = "true";
-	static char *const true_argv[] = { prog_true, NULL };
-	static char *const *const argvs[] = { true_argv };
-	static const char *const files[] = { "probe" };
-	struct sbx_probe pr;
 	struct sbx_config cfg;
-	struct sbx_run run;
-	struct sbx_pipeline p = {0};
-	char msg[256] = "";
-	int layer = -1, ok;
+	struct sbx_health h;
+	int ok;
 
-	sbx_probe_host(&pr);
 	sandbox_config(&cfg, -1);
-	ok = sbx_run_prepare(&run, &cfg, 1, &layer, msg, sizeof msg) == 0;
-	if (ok) {
-		p.n = 1;
-		p.pol = &run.pol;
-		p.argv = argvs;
-		p.files = files;
-		p.client_fd = -1;
-		p.sig_fd = -1;
-		ok = sbx_pipeline_start(&p) == 0;
-		if (!ok) {
-			layer = p.error_layer;
-			snprintf(msg, sizeof msg, "%s", p.error);
-		}
-		sbx_pipeline_abort(&p);
-	}
-	jbuf_printf(b, "{\"mode\":\"%s\",\"available\":%s,\"userns\":%s,"
-		    "\"landlock_abi\":%d,\"seccomp\":%s,\"cgroup2\":%s,\"sandbox\":",
-		    sbx_mode_name(opt.sandbox), ok ? "true" : "false",
-		    pr.userns ? "true" : "false", pr.landlock_abi < 0 ? 0 : pr.landlock_abi,
-		    pr.seccomp ? "true" : "false", pr.cgroup2 ? "true" : "false");
-	sbx_run_report(&run, p.missing, b);
-	if (!ok) {
-		jbuf_printf(b, ",\"failed_layer\":\"%s\",\"error\":", sbx_layer_name(layer));
-		jstr_escape(b, msg, strlen(msg));
-	}
-	jbuf_puts(b, "}");
-	sbx_pipeline_free(&p);
-	sbx_run_finish(&run);
+	ok = sbx_self_test(&cfg, &h);
+	resp_health_sandbox(b, &h);
 	return ok;
 }
 
@@ -1095,33 +1061,26 @@ static int keepalive(void *ctx)
 
 static void say_layers(const char *id, const char *what, unsigned bits)
 {
-	char names[256] = "";
+	char names[256];
 
-	for (int l = 0; l < SBX_L_COUNT; l++)
-		if (bits & SBX_BIT(l))
-			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-				 names[0] ? ", " : "", sbx_layer_name(l));
+	sbx_layer_list(names, sizeof names, bits, ", ");
 	fprintf(stderr, "codellm: %s: %s: %s\n", id, what, names);
 }
 
-static void audit_result(struct audit *a, const struct sbx_run *run,
-			 const struct sbx_pipeline *p)
+static void audit_result(struct audit *a, const struct sbx_result *res)
 {
-	unsigned missing = run->missing | p->missing;
+	const struct sbx_layers *l = &res->layers;
 	size_t n;
 
 	a->has_result = 1;
-	a->exit_code = resp_exit_code(p, NULL);
-	a->timed_out = p->end == SBX_END_TIMEOUT;
-	a->duration_ms = p->duration_ms;
-	n = (size_t)snprintf(a->sandbox, sizeof a->sandbox, "%s net=%s",
-			     sbx_mode_name(run->pol.mode), sbx_net_name(run->pol.net));
-	for (int l = 0, first = 1; l < SBX_L_COUNT && n < sizeof a->sandbox; l++)
-		if (missing & SBX_BIT(l)) {
-			n += (size_t)snprintf(a->sandbox + n, sizeof a->sandbox - n, "%s%s",
-					      first ? " missing=" : ",", sbx_layer_name(l));
-			first = 0;
-		}
+	a->exit_code = res->exit_code;
+	a->timed_out = res->end == SBX_END_TIMEOUT;
+	a->duration_ms = res->duration_ms;
+	n = (size_t)snprintf(a->sandbox, sizeof a->sandbox, "%s net=%s%s",
+			     sbx_mode_name(l->mode), sbx_net_name(l->net),
+			     l->absent ? " missing=" : "");
+	if (n < sizeof a->sandbox)
+		sbx_layer_list(a->sandbox + n, sizeof a->sandbox - n, l->absent, ",");
 }
 
 /* Agent mode's audit: the paths the tool calls write, one per line,
@@ -1176,13 +1135,13 @@ static void stderr_tail(const struct sbx_block_result *br, char *out, size_t out
 static const char *agent_outcome(const struct resp_run *rr, struct jbuf *calls,
 				 long *ret_n, char *msg, size_t msglen)
 {
-	const struct sbx_pipeline *p = rr->p;
+	const struct sbx_result *p = rr->res;
 	const struct chat_request *r = rr->req;
 	struct agent_error ae;
 	char tail[1501];
 	const char *code = NULL;
-	size_t idx = 0, last = p->n - 1;
-	int ec = resp_exit_code(p, &idx);
+	size_t idx = p->decider, last = p->n - 1;
+	int ec = p->exit_code;
 
 	if (p->end == SBX_END_OUTPUT) {
 		code = "output_limit";
@@ -1335,7 +1294,7 @@ static void stream_calls(struct ctx *x, struct jbuf *ev, const struct resp_run *
 static void stream_end(struct ctx *x, struct resp_run *rr)
 {
 	const struct chat_request *r = rr->req;
-	const struct sbx_pipeline *p = rr->p;
+	const struct sbx_result *p = rr->res;
 	struct jbuf ev = {0}, calls = {0};
 
 	if (!r->agent) {
@@ -1380,7 +1339,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	struct sbx_pipeline p = {0};
 	char **names = NULL, msg[256];
 	char *const **argv = NULL;
-	struct jbuf b = {0}, sb = {0};
+	struct jbuf b = {0};
 	struct resp_run srr;
 	int rc, status = 200, layer;
 
@@ -1491,21 +1450,19 @@ static int run_request(struct ctx *x, struct chat_request *r)
 		p.stop_at_cap = 1;
 	}
 	sbx_pipeline_run(&p);
-	if (p.end == SBX_END_CLIENT) {
+	if (p.r.end == SBX_END_CLIENT) {
 		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
 	} else {
 		struct resp_run rr = srr;
 
-		sbx_run_report(&run, p.missing, &sb);
-		rr.sandbox_json = jbuf_cstr(&sb);
-		audit_result(&x->au, &run, &p);
-		rr.p = &p;
-		if (p.end == SBX_END_SIGNAL)
-			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id, p.end_signal);
+		rr.res = sbx_run_result(&run, &p);
+		audit_result(&x->au, rr.res);
+		if (rr.res->end == SBX_END_SIGNAL)
+			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
+				rr.res->end_signal);
 		if (x->run_kind != RUN_CHAT) {
 			struct dbg_run d = {
-				.id = x->id, .req = r, .p = &p, .sandbox_json = rr.sandbox_json,
-				.index = x->dbg_index, .timeout_s = p.timeout_s,
+				.id = x->id, .req = r, .res = rr.res, .index = x->dbg_index,
 			};
 
 			if (x->run_kind == RUN_DEBUG_BLOCK)
@@ -1550,7 +1507,6 @@ out:
 	free(names);
 	free(argv);
 	jbuf_free(&b);
-	jbuf_free(&sb);
 	return status;
 }
 
@@ -1629,8 +1585,8 @@ static int route_chat(struct ctx *x)
 		 * empty content. */
 		struct jbuf b = {0}, calls = {0};
 		struct resp_run rr = {
-			.id = x->id, .created = (long)time(NULL), .req = &r, .p = NULL,
-			.sandbox_json = "null", .changes = r.agent ? 0 : -1,
+			.id = x->id, .created = (long)time(NULL), .req = &r, .res = NULL,
+			.changes = r.agent ? 0 : -1,
 		};
 
 		x->au.kind = AUDIT_NOTHING;

@@ -37,24 +37,24 @@ void dbg_blocks(struct jbuf *b, const struct chat_request *r)
 static const char *block_error(const struct dbg_run *d, size_t i, char *msg,
 			       size_t msglen)
 {
-	const struct sbx_pipeline *p = d->p;
-	const struct sbx_block_result *br = &p->res[i];
-	int last = i + 1 == p->n;
+	const struct sbx_result *res = d->res;
+	const struct sbx_block_result *br = &res->res[i];
+	int last = i + 1 == res->n;
 
 	if (!br->started)
 		snprintf(msg, msglen, "the block did not start");
-	else if (br->killed && p->end == SBX_END_TIMEOUT)
-		snprintf(msg, msglen, "timed out after %g s (--timeout)", d->timeout_s);
-	else if (br->killed && p->end == SBX_END_SIGNAL)
-		snprintf(msg, msglen, "ended: the handler got signal %d", p->end_signal);
+	else if (br->killed && res->end == SBX_END_TIMEOUT)
+		snprintf(msg, msglen, "timed out after %g s (--timeout)", res->timeout_s);
+	else if (br->killed && res->end == SBX_END_SIGNAL)
+		snprintf(msg, msglen, "ended: the handler got signal %d", res->end_signal);
 	else if (br->signal)
 		snprintf(msg, msglen, "killed by signal %d (%s)", br->signal,
 			 sigabbrev_np(br->signal) ? sigabbrev_np(br->signal) : "?");
 	else if (br->exit_code)
 		snprintf(msg, msglen, "exited with status %d", br->exit_code);
-	else if (last && p->out_truncated)
+	else if (last && res->out_truncated)
 		snprintf(msg, msglen, "stdout passed --max-stdout-bytes (%zu bytes kept of %llu)",
-			 p->max_stdout, (unsigned long long)p->out_bytes);
+			 res->max_stdout, (unsigned long long)res->out_bytes);
 	else
 		return NULL;
 	return msg;
@@ -73,29 +73,29 @@ static void err_field(struct jbuf *b, const char *e)
 static void outcome(struct jbuf *b, const struct dbg_run *d, size_t i,
 		    int exit_code, int sig, long ms, const char *e)
 {
-	const struct sbx_pipeline *p = d->p;
+	const struct sbx_result *res = d->res;
 
 	jbuf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"ok\":%s,\"timed_out\":%s,"
 		    "\"duration_ms\":%ld",
 		    exit_code, sig, e ? "false" : "true",
-		    p->end == SBX_END_TIMEOUT && (i == (size_t)-1 || p->res[i].killed) ?
+		    res->end == SBX_END_TIMEOUT && (i == (size_t)-1 || res->res[i].killed) ?
 		    "true" : "false", ms);
 	err_field(b, e);
 }
 
-static void last_stdout(struct jbuf *b, const struct sbx_pipeline *p)
+static void last_stdout(struct jbuf *b, const struct sbx_result *res)
 {
 	jbuf_puts(b, ",\"stdout\":");
-	jstr_escape(b, p->out.p ? p->out.p : "", p->out.len);
+	jstr_escape(b, res->out.p ? res->out.p : "", res->out.len);
 	jbuf_printf(b, ",\"stdout_bytes\":%llu,\"stdout_truncated\":%s",
-		    (unsigned long long)p->out_bytes, p->out_truncated ? "true" : "false");
+		    (unsigned long long)res->out_bytes, res->out_truncated ? "true" : "false");
 }
 
 void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 {
-	const struct sbx_pipeline *p = d->p;
+	const struct sbx_result *res = d->res;
 	const struct req_block *k = &d->req->blocks[0];
-	const struct sbx_block_result *br = &p->res[0];
+	const struct sbx_block_result *br = &res->res[0];
 	char msg[256];
 
 	jbuf_puts(b, "{\"object\":\"codellm.debug.block\",\"id\":");
@@ -104,37 +104,37 @@ void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 	str(b, k->label);
 	jbuf_puts(b, ",\"lang\":");
 	str(b, k->interp->name);
-	last_stdout(b, p);
+	last_stdout(b, res);
 	jbuf_puts(b, ",\"stderr\":");
 	jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
 	jbuf_printf(b, ",\"stderr_bytes\":%llu", (unsigned long long)br->err_bytes);
-	outcome(b, d, 0, resp_exit_code(p, NULL), br->signal,
+	outcome(b, d, 0, res->exit_code, br->signal,
 		br->duration_ms, block_error(d, 0, msg, sizeof msg));
-	jbuf_printf(b, ",\"sandbox\":%s}", d->sandbox_json);
+	jbuf_puts(b, ",\"sandbox\":");
+	resp_sandbox(b, &res->layers);
+	jbuf_puts(b, "}");
 }
 
 void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 {
-	const struct sbx_pipeline *p = d->p;
+	const struct sbx_result *res = d->res;
 	const char *first = NULL;
 	char msg[256], firstmsg[300];
-	size_t idx;
-	int code = resp_exit_code(p, &idx);
 
 	jbuf_puts(b, "{\"object\":\"codellm.debug.pipeline\",\"id\":");
 	str(b, d->id);
-	last_stdout(b, p);
+	last_stdout(b, res);
 	/* the run failed where a block failed first */
-	for (size_t i = 0; i < p->n && !first; i++)
+	for (size_t i = 0; i < res->n && !first; i++)
 		if (block_error(d, i, msg, sizeof msg)) {
 			snprintf(firstmsg, sizeof firstmsg, "block %zu: %s", i, msg);
 			first = firstmsg;
 		}
-	outcome(b, d, (size_t)-1, code, 0, p->duration_ms, first);
+	outcome(b, d, (size_t)-1, res->exit_code, 0, res->duration_ms, first);
 	jbuf_puts(b, ",\"blocks\":[");
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0; i < res->n; i++) {
 		const struct req_block *k = &d->req->blocks[i];
-		const struct sbx_block_result *br = &p->res[i];
+		const struct sbx_block_result *br = &res->res[i];
 
 		jbuf_printf(b, "%s{\"index\":%zu,\"label\":", i ? "," : "", i);
 		str(b, k->label);
@@ -149,8 +149,8 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 			    (unsigned long long)br->out_bytes);
 	}
 	jbuf_puts(b, "],\"edges\":[");
-	for (size_t i = 0; i + 1 < p->n; i++) {
-		const struct sbx_tap *t = &p->taps[i];
+	for (size_t i = 0; i + 1 < res->n; i++) {
+		const struct sbx_tap *t = &res->taps[i];
 		const char *data = t->data.p ? t->data.p : "";
 
 		jbuf_printf(b, "%s{\"from\":%zu,\"to\":%zu,\"bytes\":%llu,\"data_b64\":\"",
@@ -161,8 +161,9 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 		jbuf_printf(b, ",\"truncated\":%s}",
 			    t->bytes > t->data.len ? "true" : "false");
 	}
-	jbuf_printf(b, "],\"max_tap_bytes\":%zu,\"sandbox\":%s}", p->max_tap,
-		    d->sandbox_json);
+	jbuf_printf(b, "],\"max_tap_bytes\":%zu,\"sandbox\":", res->max_tap);
+	resp_sandbox(b, &res->layers);
+	jbuf_puts(b, "}");
 }
 
 void dbg_base64(struct jbuf *b, const void *data, size_t n)

@@ -9,7 +9,7 @@
 
 #include "json/jstr.h"
 #include "json/request.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/result.h"
 
 /* {"object":"codellm.debug.blocks","blocks":[…],"skipped_fences":[…]} */
 void dbg_blocks(struct jbuf *b, const struct chat_request *r);
@@ -17,13 +17,11 @@ void dbg_blocks(struct jbuf *b, const struct chat_request *r);
 struct dbg_run {
 	const char *id;			/* the request id */
 	const struct chat_request *req;	/* run-block: narrowed to the one block */
-	const struct sbx_pipeline *p;
-	const char *sandbox_json;	/* the "sandbox" object, pre-rendered */
+	const struct sbx_result *res;
 	size_t index;			/* run-block: the block's index in the body */
-	double timeout_s;		/* the run's wall limit, for the message */
 };
 
-/* {"object":"codellm.debug.block",…}: p ran exactly one block. */
+/* {"object":"codellm.debug.block",…}: res ran exactly one block. */
 void dbg_block_result(struct jbuf *b, const struct dbg_run *d);
 /* {"object":"codellm.debug.pipeline",…, "blocks":[…], "edges":[…]} */
 void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d);

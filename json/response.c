@@ -64,21 +64,45 @@ int resp_model(struct jbuf *b, const struct registry *reg, const char *id,
 	return 0;
 }
 
-int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index)
+static void layer_array(struct jbuf *b, unsigned bits)
 {
-	size_t idx = p->n ? p->n - 1 : 0;
-	int code = 0;
+	int first = 1;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (p->res[i].exit_code != 0) {
-			code = p->res[i].exit_code;
-			idx = i;
-		}
-	if (p->end == SBX_END_TIMEOUT)
-		code = 124;
-	if (ret_index)
-		*ret_index = idx;
-	return code;
+	jbuf_puts(b, "[");
+	for (int l = 0; l < SBX_L_COUNT; l++) {
+		if (!(bits & SBX_BIT(l)))
+			continue;
+		jbuf_printf(b, "%s\"%s\"", first ? "" : ",", sbx_layer_name(l));
+		first = 0;
+	}
+	jbuf_puts(b, "]");
+}
+
+void resp_sandbox(struct jbuf *b, const struct sbx_layers *l)
+{
+	jbuf_printf(b, "{\"mode\":\"%s\",\"layers\":", sbx_mode_name(l->mode));
+	layer_array(b, l->applied);
+	jbuf_puts(b, ",\"missing\":");
+	layer_array(b, l->missing);
+	jbuf_printf(b, ",\"net\":\"%s\"}", sbx_net_name(l->net));
+}
+
+void resp_health_sandbox(struct jbuf *b, const struct sbx_health *h)
+{
+	const struct sbx_probe *pr = &h->host;
+
+	jbuf_printf(b, "{\"mode\":\"%s\",\"available\":%s,\"userns\":%s,"
+		    "\"landlock_abi\":%d,\"seccomp\":%s,\"cgroup2\":%s,\"sandbox\":",
+		    sbx_mode_name(h->mode), h->available ? "true" : "false",
+		    pr->userns ? "true" : "false", pr->landlock_abi < 0 ? 0 : pr->landlock_abi,
+		    pr->seccomp ? "true" : "false", pr->cgroup2 ? "true" : "false");
+	resp_sandbox(b, &h->layers);
+	if (!h->available) {
+		jbuf_printf(b, ",\"failed_layer\":\"%s\",\"error\":",
+			    sbx_layer_name(h->failed_layer));
+		str(b, h->error);
+	}
+	jbuf_puts(b, "}");
 }
 
 void resp_skipped_fences(struct jbuf *b, const struct chat_request *r)
@@ -95,34 +119,42 @@ void resp_skipped_fences(struct jbuf *b, const struct chat_request *r)
 		jbuf_printf(b, ",\"skipped_fences_truncated\":%zu", r->skipped_truncated);
 }
 
+/* stderr of a block: the tail the sandbox kept */
+static void block_stderr(struct jbuf *b, const struct sbx_block_result *br)
+{
+	jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
+}
+
 void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 {
-	const struct sbx_pipeline *p = rr->p;
+	const struct sbx_result *res = rr->res;
 	const struct chat_request *r = rr->req;
-	size_t idx = 0;
-	int code = p ? resp_exit_code(p, &idx) : 0;
 
 	jbuf_printf(b, "{\"exit_code\":%d,\"timed_out\":%s,\"duration_ms\":%ld,\"stderr\":",
-		    code, p && p->end == SBX_END_TIMEOUT ? "true" : "false",
-		    p ? p->duration_ms : 0L);
-	if (p && p->n)
-		jstr_escape(b, p->res[idx].err.p ? p->res[idx].err.p : "",
-			    p->res[idx].err.len);
+		    res ? res->exit_code : 0,
+		    res && res->end == SBX_END_TIMEOUT ? "true" : "false",
+		    res ? res->duration_ms : 0L);
+	if (res && res->n)
+		block_stderr(b, &res->res[res->decider]);
 	else
 		jbuf_puts(b, "\"\"");
-	jbuf_printf(b, ",\"sandbox\":%s,\"blocks\":%zu,\"block_results\":[",
-		    rr->sandbox_json, p ? p->n : (size_t)0);
-	for (size_t i = 0; p && i < p->n; i++) {
-		const struct sbx_block_result *br = &p->res[i];
+	jbuf_puts(b, ",\"sandbox\":");
+	if (res)
+		resp_sandbox(b, &res->layers);
+	else
+		jbuf_puts(b, "null");
+	jbuf_printf(b, ",\"blocks\":%zu,\"block_results\":[", res ? res->n : (size_t)0);
+	for (size_t i = 0; res && i < res->n; i++) {
+		const struct sbx_block_result *br = &res->res[i];
 
 		jbuf_printf(b, "%s{\"index\":%zu,\"lang\":", i ? "," : "", i);
 		str(b, r->blocks[i].interp->name);
 		jbuf_printf(b, ",\"exit_code\":%d,\"signal\":%d,\"timed_out\":%s,"
 			    "\"duration_ms\":%ld,\"stderr\":",
 			    br->exit_code, br->signal,
-			    br->killed && p->end == SBX_END_TIMEOUT ? "true" : "false",
+			    br->killed && res->end == SBX_END_TIMEOUT ? "true" : "false",
 			    br->duration_ms);
-		jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
+		block_stderr(b, br);
 		jbuf_printf(b, ",\"stderr_bytes\":%llu,\"stdout_bytes\":%llu}",
 			    (unsigned long long)br->err_bytes,
 			    (unsigned long long)br->out_bytes);
@@ -131,10 +163,10 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 	resp_skipped_fences(b, r);
 	if (rr->changes >= 0)
 		jbuf_printf(b, ",\"changes\":%ld", rr->changes);
-	if (!p)
+	if (!res)
 		jbuf_puts(b, ",\"rerun_guard\":true");
-	else if (p->end == SBX_END_SIGNAL)
-		jbuf_printf(b, ",\"terminated_by_signal\":%d", p->end_signal);
+	else if (res->end == SBX_END_SIGNAL)
+		jbuf_printf(b, ",\"terminated_by_signal\":%d", res->end_signal);
 	jbuf_puts(b, "}");
 }
 
@@ -149,13 +181,13 @@ static void head(struct jbuf *b, const struct resp_run *rr)
 
 void resp_completion(struct jbuf *b, const struct resp_run *rr)
 {
-	const struct sbx_pipeline *p = rr->p;
-	int length = p && (p->out_truncated || p->end != SBX_END_NORMAL);
+	const struct sbx_result *res = rr->res;
+	int length = res && (res->out_truncated || res->end != SBX_END_NORMAL);
 
 	head(b, rr);
 	jbuf_puts(b, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
-	if (p)
-		jstr_escape(b, p->out.p ? p->out.p : "", p->out.len);
+	if (res)
+		jstr_escape(b, res->out.p ? res->out.p : "", res->out.len);
 	else
 		jbuf_puts(b, "\"\"");
 	jbuf_printf(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"%s\"}],"
@@ -278,7 +310,7 @@ void resp_sse_error(struct jbuf *b, const char *code, const char *type,
 	jbuf_puts(b, ",\"param\":null,\"code\":");
 	str(b, code);
 	jbuf_puts(b, "}");
-	if (rr && rr->p) {
+	if (rr && rr->res) {
 		jbuf_puts(b, ",\"codellm\":");
 		resp_codellm(b, rr);
 	}

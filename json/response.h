@@ -7,7 +7,7 @@
 #include "json/jstr.h"
 #include "json/registry.h"
 #include "json/request.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/result.h"
 
 void resp_error(struct jbuf *b, const char *message, const char *type,
 		const char *param, const char *code);
@@ -23,14 +23,15 @@ struct resp_run {
 	const char *id;
 	long created;
 	const struct chat_request *req;
-	const struct sbx_pipeline *p;	/* NULL when nothing ran (re-execution guard) */
-	const char *sandbox_json;	/* the "sandbox" object, pre-rendered */
+	const struct sbx_result *res;	/* NULL when nothing ran (re-execution guard) */
 	long changes;			/* agent mode: changes mapped, or -1 */
 };
 
-/* Exit status of the run, pipefail style; sets *ret_index to the block
- * that decided it (the last block when all succeeded). */
-int resp_exit_code(const struct sbx_pipeline *p, size_t *ret_index);
+/* The "sandbox" object: {"mode","layers":[…],"missing":[…],"net"}. */
+void resp_sandbox(struct jbuf *b, const struct sbx_layers *l);
+/* /healthz's and --probe's "sandbox" object: the self-test's verdict,
+ * the host's facts, the layers a run would have. */
+void resp_health_sandbox(struct jbuf *b, const struct sbx_health *h);
 
 void resp_completion(struct jbuf *b, const struct resp_run *rr);
 

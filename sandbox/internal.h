@@ -13,4 +13,7 @@ void sbx_capture_head(struct sbx_capture *c, size_t limit, const void *data, siz
 void sbx_capture_tail(struct sbx_capture *c, size_t limit, const void *data, size_t n);
 void sbx_capture_free(struct sbx_capture *c);
 
+/* The run's exit status and the block that decided it (result.h). */
+void sbx_result_decide(struct sbx_result *r);
+
 #endif

@@ -1,12 +1,56 @@
 /* What a run leaves behind, as plain data: the blocks' results, the
- * taps, the kept stdout, how the run ended, the layers it had. json/
- * reads this header and nothing else of sandbox/ (its writers take
- * these structs, so a test can make one by hand). Only libc here. */
+ * taps, the kept stdout, how the run ended and its exit status, the
+ * layers it had; and what the host allows. json/ reads this header and
+ * nothing else of sandbox/: its writers take these structs, so a test
+ * makes one by hand. Only libc here; the few functions are pure name
+ * lookups (sandbox/run.c). */
 #ifndef CODELLM_SANDBOX_RESULT_H
 #define CODELLM_SANDBOX_RESULT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+enum sbx_mode {
+	SBX_NATIVE,
+	SBX_BESTEFFORT,
+	SBX_OFF,
+};
+
+/* The confinement layers, in the order a run applies them: the run's
+ * own user namespace and tmpfs (workdir), the handler's supplementary
+ * groups gone (groups), per-user kernel limits of the run's own
+ * (ucounts); then per block its namespaces, root, /proc, the clean init
+ * (init), and the program's own layers. */
+enum sbx_layer {
+	SBX_L_USERNS, SBX_L_PIDNS, SBX_L_MOUNTNS, SBX_L_NETNS, SBX_L_IPCNS,
+	SBX_L_UTSNS, SBX_L_CGROUPNS, SBX_L_WORKDIR, SBX_L_GROUPS, SBX_L_UCOUNTS,
+	SBX_L_ROOT, SBX_L_PROC, SBX_L_INIT, SBX_L_RLIMITS, SBX_L_NNP, SBX_L_CAPS,
+	SBX_L_LANDLOCK, SBX_L_SECCOMP,
+	SBX_L_COUNT
+};
+#define SBX_BIT(l) (1u << (l))
+#define SBX_ALL_LAYERS ((1u << SBX_L_COUNT) - 1)
+
+/* Where a block's network is: its own empty namespace, the handler's
+ * (an empty namespace shared by all runs), or the host's (--sandbox off,
+ * --sandbox-network). */
+enum sbx_net { SBX_NET_OWN, SBX_NET_SHARED, SBX_NET_HOST };
+
+enum sbx_end {
+	SBX_END_NORMAL,
+	SBX_END_TIMEOUT,
+	SBX_END_CLIENT,		/* the client went away */
+	SBX_END_SIGNAL,		/* SIGTERM/SIGINT/SIGHUP to the handler */
+	SBX_END_OUTPUT,		/* stdout passed the cap with stop_at_cap */
+};
+
+const char *sbx_mode_name(enum sbx_mode m);
+/* "setup" for a layer out of range (a failure no layer owns) */
+const char *sbx_layer_name(int layer);
+const char *sbx_net_name(enum sbx_net n);
+/* The names of the layers in `bits`, in order, joined by sep, into
+ * buf (always NUL-terminated, cut to fit); returns the length written. */
+size_t sbx_layer_list(char *buf, size_t len, unsigned bits, const char *sep);
 
 /* Bytes of a stream kept up to a limit: its head (stdout, taps) or its
  * tail (stderr). lost counts what was seen and not kept (cut by the
@@ -17,6 +61,72 @@ struct sbx_capture {
 	size_t size;		/* allocated */
 	uint64_t lost;
 	int oom;		/* sticky: memory ran out, bytes were lost */
+};
+
+struct sbx_block_result {
+	int exit_code;		/* 0..255, 128+N after a signal */
+	int signal;		/* terminating signal or 0 */
+	int started;		/* the process was created */
+	int killed;		/* ended by the handler (timeout, disconnect, signal) */
+	long duration_ms;
+	struct sbx_capture err;	/* stderr, its last max_stderr bytes */
+	uint64_t err_bytes;	/* stderr produced */
+	uint64_t out_bytes;	/* stdout produced */
+};
+
+struct sbx_tap {
+	struct sbx_capture data;	/* first max_tap bytes that crossed the edge */
+	uint64_t bytes;		/* all bytes that crossed */
+};
+
+/* The layers a run had, as its answer reports them. */
+struct sbx_layers {
+	enum sbx_mode mode;
+	enum sbx_net net;
+	unsigned applied;	/* reported applied: in force and whole */
+	unsigned missing;	/* reported missing: all under off; a network
+				 * layer left out on purpose is not */
+	unsigned absent;	/* what besteffort went without (the audit's) */
+};
+
+struct sbx_result {
+	size_t n;			/* blocks */
+	struct sbx_block_result *res;	/* n */
+	struct sbx_tap *taps;		/* n-1 edges */
+	struct sbx_capture out;		/* last block's stdout, its first max_stdout bytes */
+	uint64_t out_bytes;
+	int out_truncated;
+	enum sbx_end end;
+	int end_signal;
+	long duration_ms;
+	/* the run's exit status, pipefail style (the last failing block's,
+	 * 124 after the timeout), and the block that decided it (the last
+	 * block when all succeeded): set once, when the relay ends */
+	int exit_code;
+	size_t decider;
+	/* the limits the run had, for messages */
+	size_t max_stdout, max_tap;
+	double timeout_s;
+	struct sbx_layers layers;
+};
+
+/* What this host allows, for /healthz and --probe. */
+struct sbx_probe {
+	int userns;		/* unprivileged user namespaces work */
+	int landlock_abi;	/* < 0: none */
+	int seccomp;
+	int cgroup2;
+	int net_empty;		/* the handler's network namespace is empty */
+};
+
+/* The sandbox self-test: whether the mode can set up a block here. */
+struct sbx_health {
+	enum sbx_mode mode;
+	int available;
+	struct sbx_probe host;
+	struct sbx_layers layers;
+	int failed_layer;	/* when not available: enum sbx_layer, or -1 */
+	char error[256];
 };
 
 #endif

@@ -282,35 +282,77 @@ int sbx_run_finish(struct sbx_run *run)
 	return rc;
 }
 
-void sbx_run_report(const struct sbx_run *run, unsigned missing_now,
-		    struct jbuf *b)
+const char *sbx_mode_name(enum sbx_mode m)
+{
+	switch (m) {
+	case SBX_NATIVE: return "native";
+	case SBX_BESTEFFORT: return "besteffort";
+	case SBX_OFF: return "off";
+	}
+	return "?";
+}
+
+static const char *const layer_names[SBX_L_COUNT] = {
+	"userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
+	"workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
+	"no_new_privs", "caps", "landlock", "seccomp",
+};
+
+const char *sbx_layer_name(int layer)
+{
+	return layer >= 0 && layer < SBX_L_COUNT ? layer_names[layer] : "setup";
+}
+
+int sbx_layer_from_name(const char *name, size_t len)
+{
+	for (int l = 0; l < SBX_L_COUNT; l++)
+		if (strlen(layer_names[l]) == len && !memcmp(layer_names[l], name, len))
+			return l;
+	return -1;
+}
+
+const char *sbx_net_name(enum sbx_net n)
+{
+	return n == SBX_NET_OWN ? "own" : n == SBX_NET_SHARED ? "shared" : "host";
+}
+
+size_t sbx_layer_list(char *buf, size_t len, unsigned bits, const char *sep)
+{
+	size_t n = 0;
+
+	if (len == 0)
+		return 0;
+	buf[0] = '\0';
+	for (int l = 0; l < SBX_L_COUNT && n + 1 < len; l++) {
+		if (!(bits & SBX_BIT(l)))
+			continue;
+		snprintf(buf + n, len - n, "%s%s", n ? sep : "", sbx_layer_name(l));
+		n += strlen(buf + n);
+	}
+	return n;
+}
+
+void sbx_run_layers(const struct sbx_run *run, unsigned missing_now,
+		    struct sbx_layers *ret)
 {
 	const struct sbx_policy *pol = &run->pol;
 	unsigned missing = run->missing | missing_now;
-	int first = 1;
 
-	jbuf_printf(b, "{\"mode\":\"%s\",\"layers\":[", sbx_mode_name(pol->mode));
-	for (int l = 0; l < SBX_L_COUNT; l++) {
-		/* a layer applied only in part (Landlock without the scoping
-		 * --sandbox-network needs) is reported missing */
-		if (!(pol->layers & SBX_BIT(l)) || (missing & SBX_BIT(l)))
-			continue;
-		jbuf_printf(b, "%s\"%s\"", first ? "" : ",", sbx_layer_name(l));
-		first = 0;
-	}
-	jbuf_puts(b, "],\"missing\":[");
-	first = 1;
-	for (int l = 0; l < SBX_L_COUNT; l++) {
-		/* off applies nothing; a network layer left out on purpose
-		 * (shared or open network) is not missing */
-		int absent = pol->mode == SBX_OFF ? 1 : !!(missing & SBX_BIT(l));
+	ret->mode = pol->mode;
+	ret->net = pol->net;
+	ret->absent = missing;
+	/* a layer applied only in part (Landlock without the scoping
+	 * --sandbox-network needs) is reported missing */
+	ret->applied = pol->layers & ~missing;
+	/* off applies nothing; a network layer left out on purpose
+	 * (shared or open network) is not missing: choose_network takes it
+	 * out of pol->layers, not into run->missing */
+	ret->missing = pol->mode == SBX_OFF ? SBX_ALL_LAYERS : missing;
+}
 
-		if (l == SBX_L_NETNS && pol->net != SBX_NET_OWN && !(missing & SBX_BIT(l)))
-			absent = pol->mode == SBX_OFF;
-		if (!absent)
-			continue;
-		jbuf_printf(b, "%s\"%s\"", first ? "" : ",", sbx_layer_name(l));
-		first = 0;
-	}
-	jbuf_printf(b, "],\"net\":\"%s\"}", sbx_net_name(pol->net));
+const struct sbx_result *sbx_run_result(const struct sbx_run *run,
+					struct sbx_pipeline *p)
+{
+	sbx_run_layers(run, p->missing, &p->r.layers);
+	return &p->r;
 }

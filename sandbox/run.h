@@ -2,7 +2,6 @@
 #ifndef CODELLM_SANDBOX_RUN_H
 #define CODELLM_SANDBOX_RUN_H
 
-#include "json/jstr.h"
 #include "sandbox/sandbox.h"
 
 struct sbx_config {
@@ -35,8 +34,16 @@ int sbx_run_add_file(struct sbx_run *run, const char *name, const void *data,
 int sbx_run_add_bag(struct sbx_run *run, const void *data, size_t len);
 /* Remove the run's directory and free what prepare made. */
 int sbx_run_finish(struct sbx_run *run);
-/* The "sandbox" object of codellm's answer. */
-void sbx_run_report(const struct sbx_run *run, unsigned missing_now,
-		    struct jbuf *b);
+/* The layers the run had, as its answer reports them; missing_now is
+ * what its blocks could not apply (besteffort, sbx_pipeline.missing). */
+void sbx_run_layers(const struct sbx_run *run, unsigned missing_now,
+		    struct sbx_layers *ret);
+/* After sbx_pipeline_run: p's result with the run's layers filled in. */
+const struct sbx_result *sbx_run_result(const struct sbx_run *run,
+					struct sbx_pipeline *p);
+
+/* /healthz's and --probe's check: whether cfg's mode can set up a
+ * block here, and the host's facts. Returns ret->available. */
+int sbx_self_test(const struct sbx_config *cfg, struct sbx_health *ret);
 
 #endif

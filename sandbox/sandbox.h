@@ -10,38 +10,9 @@
 
 #include "sandbox/result.h"
 
-enum sbx_mode {
-	SBX_NATIVE,
-	SBX_BESTEFFORT,
-	SBX_OFF,
-};
-
-const char *sbx_mode_name(enum sbx_mode m);
-
-/* The confinement layers, in the order a run applies them: the run's
- * own user namespace and tmpfs (workdir), the handler's supplementary
- * groups gone (groups), per-user kernel limits of the run's own
- * (ucounts); then per block its namespaces, root, /proc, the clean init
- * (init), and the program's own layers. */
-enum sbx_layer {
-	SBX_L_USERNS, SBX_L_PIDNS, SBX_L_MOUNTNS, SBX_L_NETNS, SBX_L_IPCNS,
-	SBX_L_UTSNS, SBX_L_CGROUPNS, SBX_L_WORKDIR, SBX_L_GROUPS, SBX_L_UCOUNTS,
-	SBX_L_ROOT, SBX_L_PROC, SBX_L_INIT, SBX_L_RLIMITS, SBX_L_NNP, SBX_L_CAPS,
-	SBX_L_LANDLOCK, SBX_L_SECCOMP,
-	SBX_L_COUNT
-};
-#define SBX_BIT(l) (1u << (l))
-#define SBX_ALL_LAYERS ((1u << SBX_L_COUNT) - 1)
-
 const char *sbx_layer_name(int layer);
 /* -1 when unknown */
 int sbx_layer_from_name(const char *name, size_t len);
-
-/* Where a block's network is: its own empty namespace, the handler's
- * (an empty namespace shared by all runs), or the host's (--sandbox off,
- * --sandbox-network). */
-enum sbx_net { SBX_NET_OWN, SBX_NET_SHARED, SBX_NET_HOST };
-const char *sbx_net_name(enum sbx_net n);
 
 /* Landlock older than this is refused: ABI 3 is the first that controls
  * truncation, so "read-only" is complete. */
@@ -212,14 +183,6 @@ int sbx_rundir_remove(struct sbx_rundir *d);
 /* The same for any directory fd's contents (used by tests and cleanup). */
 int sbx_remove_tree_at(int dirfd);
 
-/* What this host allows, for /healthz and --probe. */
-struct sbx_probe {
-	int userns;		/* unprivileged user namespaces work */
-	int landlock_abi;	/* < 0: none */
-	int seccomp;
-	int cgroup2;
-	int net_empty;		/* the handler's network namespace is empty */
-};
 void sbx_probe_host(struct sbx_probe *r);
 /* A child can create a user namespace (one fork, one unshare). */
 int sbx_userns_works(void);
@@ -227,22 +190,6 @@ int sbx_userns_works(void);
 /* Kill and reap every descendant of the calling process (which must be
  * a child subreaper), however deep or setsid'd. */
 void sbx_kill_descendants(void);
-
-struct sbx_block_result {
-	int exit_code;		/* 0..255, 128+N after a signal */
-	int signal;		/* terminating signal or 0 */
-	int started;		/* the process was created */
-	int killed;		/* ended by the handler (timeout, disconnect, signal) */
-	long duration_ms;
-	struct sbx_capture err;	/* stderr, its last max_stderr bytes */
-	uint64_t err_bytes;	/* stderr produced */
-	uint64_t out_bytes;	/* stdout produced */
-};
-
-struct sbx_tap {
-	struct sbx_capture data;	/* first max_tap bytes that crossed the edge */
-	uint64_t bytes;		/* all bytes that crossed */
-};
 
 struct sbx_pipeline;
 struct sbx_relay;
@@ -254,14 +201,6 @@ struct sbx_callbacks {
 	int (*keepalive)(void *ctx);
 	int (*output)(void *ctx, const char *data, size_t len);
 	void *ctx;
-};
-
-enum sbx_end {
-	SBX_END_NORMAL,
-	SBX_END_TIMEOUT,
-	SBX_END_CLIENT,		/* the client went away */
-	SBX_END_SIGNAL,		/* SIGTERM/SIGINT/SIGHUP to the handler */
-	SBX_END_OUTPUT,		/* stdout passed the cap with stop_at_cap */
 };
 
 struct sbx_pipeline {
@@ -283,15 +222,9 @@ struct sbx_pipeline {
 	long keepalive_ms;
 	struct sbx_callbacks cb;
 
-	/* out */
-	struct sbx_block_result *res;
-	struct sbx_tap *taps;		/* n-1 edges */
-	struct sbx_capture out;		/* last block's stdout, its first max_stdout bytes */
-	uint64_t out_bytes;
-	int out_truncated;
-	enum sbx_end end;
-	int end_signal;
-	long duration_ms;
+	/* out: what json/ reads, set by phase two */
+	struct sbx_result r;
+	/* out of phase one */
 	char error[256];		/* what failed in setup */
 	int error_layer;		/* enum sbx_layer, or -1 */
 	unsigned missing;		/* layers besteffort could not apply */

@@ -28,16 +28,6 @@
 #define RELAY_BUF 65536
 #define SETUP_TIMEOUT_MS 10000
 
-const char *sbx_mode_name(enum sbx_mode m)
-{
-	switch (m) {
-	case SBX_NATIVE: return "native";
-	case SBX_BESTEFFORT: return "besteffort";
-	case SBX_OFF: return "off";
-	}
-	return "?";
-}
-
 static long now_ms(void)
 {
 	struct timespec ts;
@@ -271,30 +261,6 @@ static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
 	return -err;
 }
 
-static const char *const layer_names[SBX_L_COUNT] = {
-	"userns", "pidns", "mountns", "netns", "ipcns", "utsns", "cgroupns",
-	"workdir", "groups", "ucounts", "root", "proc", "init", "rlimits",
-	"no_new_privs", "caps", "landlock", "seccomp",
-};
-
-const char *sbx_layer_name(int layer)
-{
-	return layer >= 0 && layer < SBX_L_COUNT ? layer_names[layer] : "setup";
-}
-
-int sbx_layer_from_name(const char *name, size_t len)
-{
-	for (int l = 0; l < SBX_L_COUNT; l++)
-		if (strlen(layer_names[l]) == len && !memcmp(layer_names[l], name, len))
-			return l;
-	return -1;
-}
-
-const char *sbx_net_name(enum sbx_net n)
-{
-	return n == SBX_NET_OWN ? "own" : n == SBX_NET_SHARED ? "shared" : "host";
-}
-
 static const struct { int layer; unsigned long flag; } ns_layers[] = {
 	{ SBX_L_USERNS, CLONE_NEWUSER }, { SBX_L_PIDNS, CLONE_NEWPID },
 	{ SBX_L_MOUNTNS, CLONE_NEWNS }, { SBX_L_NETNS, CLONE_NEWNET },
@@ -346,14 +312,14 @@ static void release_arrays(struct sbx_pipeline *p)
 	for (size_t i = 0; p->ready_fds && i < p->n; i++)
 		if (p->ready_fds[i] >= 0)
 			close(p->ready_fds[i]);
-	free(p->res);
+	free(p->r.res);
 	free(p->pids);
 	free(p->ready_fds);
-	free(p->taps);
-	p->res = NULL;
+	free(p->r.taps);
+	p->r.res = NULL;
 	p->pids = NULL;
 	p->ready_fds = NULL;
-	p->taps = NULL;
+	p->r.taps = NULL;
 }
 
 static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
@@ -361,13 +327,14 @@ static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 	struct sbx_relay *f;
 
 	release_arrays(p);
-	p->res = calloc(p->n, sizeof *p->res);
+	p->r.res = calloc(p->n, sizeof *p->r.res);
 	p->pids = calloc(p->n, sizeof *p->pids);
 	p->ready_fds = calloc(p->n, sizeof *p->ready_fds);
-	p->taps = calloc(p->n, sizeof *p->taps);
+	p->r.taps = calloc(p->n, sizeof *p->r.taps);
 	f = calloc(1, sizeof *f);
-	if (!p->res || !p->pids || !p->ready_fds || !p->taps || !f)
+	if (!p->r.res || !p->pids || !p->ready_fds || !p->r.taps || !f)
 		return start_fail(p, f, "memory", ENOMEM);
+	p->r.n = p->n;
 	f->out = -1;
 	f->give_up = -1;
 	f->edges = calloc(p->n, sizeof *f->edges);
@@ -469,7 +436,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 		return start_fail(p, f, "clone", e);
 	}
 	p->pids[i] = pid;
-	p->res[i].started = 1;
+	p->r.res[i].started = 1;
 	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) &&
 	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
 		close(syncp[1]);
@@ -643,7 +610,7 @@ static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		for (size_t i = 0; i < p->n; i++) {
 			if (p->pids[i] != w)
 				continue;
-			set_result(&p->res[i], init_status(p->ready_fds[i], status), f->t0);
+			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
 			p->pids[i] = -1;
 			(*live)--;
 		}
@@ -659,9 +626,9 @@ static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 			continue;
 		kill(-p->pids[i], SIGKILL);
 		kill(p->pids[i], SIGKILL);
-		p->res[i].killed = 1;
+		p->r.res[i].killed = 1;
 		if (waitpid(p->pids[i], &status, 0) == p->pids[i]) {
-			set_result(&p->res[i], init_status(p->ready_fds[i], status), f->t0);
+			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
 			(*live)--;
 		}
 		p->pids[i] = -1;
@@ -672,8 +639,8 @@ static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 static void end_run(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 		    enum sbx_end why)
 {
-	if (p->end == SBX_END_NORMAL)
-		p->end = why;
+	if (p->r.end == SBX_END_NORMAL)
+		p->r.end = why;
 	kill_all(p, f, live);
 	/* every process of the run is gone; what is still in the pipes
 	 * is read until EOF, but a process outside the run (possible with
@@ -703,7 +670,7 @@ static void handle_signals(struct sbx_pipeline *p, struct sbx_relay *f,
 	while (read(p->sig_fd, &si, sizeof si) == sizeof si) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
-		p->end_signal = (int)si.ssi_signo;
+		p->r.end_signal = (int)si.ssi_signo;
 		end_run(p, f, live, SBX_END_SIGNAL);
 	}
 	reap(p, f, live);
@@ -789,13 +756,13 @@ static int open_reads(const struct sbx_pipeline *p, const struct sbx_relay *f)
 static int tick(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 		long now, long deadline, long *next_ka)
 {
-	if (p->end == SBX_END_NORMAL && now >= deadline) {
+	if (p->r.end == SBX_END_NORMAL && now >= deadline) {
 		end_run(p, f, live, SBX_END_TIMEOUT);
 		return 1;
 	}
 	if (*next_ka >= 0 && now >= *next_ka) {
 		*next_ka = now + p->keepalive_ms;
-		if (p->end == SBX_END_NORMAL && p->cb.keepalive &&
+		if (p->r.end == SBX_END_NORMAL && p->cb.keepalive &&
 		    p->cb.keepalive(p->cb.ctx) < 0) {
 			end_run(p, f, live, SBX_END_CLIENT);
 			return 1;
@@ -812,7 +779,7 @@ static int next_wait(const struct sbx_pipeline *p, long now, long deadline, long
 
 	if (next_ka >= 0 && next_ka - now < wait)
 		wait = next_ka - now;
-	if (p->end != SBX_END_NORMAL)
+	if (p->r.end != SBX_END_NORMAL)
 		wait = 50;
 	return wait < 0 ? 0 : (int)wait;
 }
@@ -848,7 +815,7 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 		      char *scratch)
 {
 	ssize_t r = drain(f->out, scratch, RELAY_BUF);
-	size_t kept = p->out.len;
+	size_t kept = p->r.out.len;
 
 	if (r == 0) {
 		close_fd(&f->out);
@@ -856,17 +823,17 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 	}
 	if (r < 0)
 		return;
-	p->out_bytes += (uint64_t)r;
-	p->res[p->n - 1].out_bytes += (uint64_t)r;
-	sbx_capture_head(&p->out, p->max_stdout, scratch, (size_t)r);
-	if (p->out_bytes > p->max_stdout)
-		p->out_truncated = 1;
+	p->r.out_bytes += (uint64_t)r;
+	p->r.res[p->n - 1].out_bytes += (uint64_t)r;
+	sbx_capture_head(&p->r.out, p->max_stdout, scratch, (size_t)r);
+	if (p->r.out_bytes > p->max_stdout)
+		p->r.out_truncated = 1;
 	/* when a cut output already decides the answer (agent mode),
 	 * running on only burns time */
-	if (p->out_truncated && p->stop_at_cap)
+	if (p->r.out_truncated && p->stop_at_cap)
 		end_run(p, f, live, SBX_END_OUTPUT);
-	if (p->cb.output && p->out.len > kept && p->end == SBX_END_NORMAL &&
-	    p->cb.output(p->cb.ctx, p->out.p + kept, p->out.len - kept) < 0)
+	if (p->cb.output && p->r.out.len > kept && p->r.end == SBX_END_NORMAL &&
+	    p->cb.output(p->cb.ctx, p->r.out.p + kept, p->r.out.len - kept) < 0)
 		end_run(p, f, live, SBX_END_CLIENT);
 }
 
@@ -881,8 +848,8 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 		if (r == 0) {
 			close_fd(&f->err[i]);
 		} else {
-			p->res[i].err_bytes += (uint64_t)r;
-			sbx_capture_tail(&p->res[i].err, p->max_stderr, scratch, (size_t)r);
+			p->r.res[i].err_bytes += (uint64_t)r;
+			sbx_capture_tail(&p->r.res[i].err, p->max_stderr, scratch, (size_t)r);
 		}
 	}
 	if (i + 1 >= p->n)
@@ -894,7 +861,7 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 		} else if (r > 0) {
 			e->off = 0;
 			e->len = (size_t)r;
-			p->res[i].out_bytes += (uint64_t)r;
+			p->r.res[i].out_bytes += (uint64_t)r;
 		}
 	}
 	if (e->len > 0 && e->down >= 0) {
@@ -902,9 +869,9 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 
 		if (w > 0) {
 			/* the tap sees exactly what the next block got */
-			p->taps[i].bytes += (uint64_t)w;
+			p->r.taps[i].bytes += (uint64_t)w;
 			if (p->tap)
-				sbx_capture_head(&p->taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
+				sbx_capture_head(&p->r.taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
 			e->off += (size_t)w;
 			e->len -= (size_t)w;
 		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
@@ -939,6 +906,9 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		free(scratch);
 		return -ENOMEM;
 	}
+	p->r.max_stdout = p->max_stdout;
+	p->r.max_tap = p->max_tap;
+	p->r.timeout_s = p->timeout_s;
 	relay_begin(p, f);
 	deadline = f->t0 + (long)(p->timeout_s * 1000.0);
 	next_ka = p->keepalive_ms > 0 ? f->t0 + p->keepalive_ms : -1;
@@ -974,12 +944,26 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		for (size_t i = 0; i < p->n; i++)
 			on_block(p, f, i, scratch);
 	}
-	p->duration_ms = now_ms() - f->t0;
+	p->r.duration_ms = now_ms() - f->t0;
+	sbx_result_decide(&p->r);
 	free(pfd);
 	free(scratch);
 	free_fds(p, f);
 	p->relay = NULL;
 	return 0;
+}
+
+void sbx_result_decide(struct sbx_result *r)
+{
+	r->decider = r->n ? r->n - 1 : 0;
+	r->exit_code = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->res[i].exit_code != 0) {
+			r->exit_code = r->res[i].exit_code;
+			r->decider = i;
+		}
+	if (r->end == SBX_END_TIMEOUT)
+		r->exit_code = 124;
 }
 
 void sbx_pipeline_abort(struct sbx_pipeline *p)
@@ -999,10 +983,10 @@ void sbx_pipeline_abort(struct sbx_pipeline *p)
 
 void sbx_pipeline_free(struct sbx_pipeline *p)
 {
-	for (size_t i = 0; p->res && i < p->n; i++)
-		sbx_capture_free(&p->res[i].err);
-	for (size_t i = 0; p->taps && i < p->n; i++)
-		sbx_capture_free(&p->taps[i].data);
-	sbx_capture_free(&p->out);
+	for (size_t i = 0; p->r.res && i < p->n; i++)
+		sbx_capture_free(&p->r.res[i].err);
+	for (size_t i = 0; p->r.taps && i < p->n; i++)
+		sbx_capture_free(&p->r.taps[i].data);
+	sbx_capture_free(&p->r.out);
 	release_arrays(p);
 }

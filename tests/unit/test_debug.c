@@ -363,38 +363,34 @@ static void test_query_request(void)
 	req_free(&r);
 }
 
-/* ---- the run answers, from a pipeline made here ----------------------- */
+/* ---- the run answers, from a result made here (sandbox/result.h) ---- */
 
-static void fake_pipeline(struct sbx_pipeline *p, size_t n)
+/* A result of n blocks that all started and exited 0; caps 8 (stdout)
+ * and 4 (taps), a 2 s timeout. */
+static void plain_result(struct sbx_result *rs, struct sbx_block_result *res,
+			 struct sbx_tap *taps, size_t n)
 {
-	memset(p, 0, sizeof *p);
-	p->n = n;
-	p->res = calloc(n, sizeof *p->res);
-	p->taps = calloc(n, sizeof *p->taps);
-	p->max_stdout = 8;
-	p->max_tap = 4;
+	memset(rs, 0, sizeof *rs);
+	memset(res, 0, n * sizeof *res);
+	memset(taps, 0, n * sizeof *taps);
+	rs->n = n;
+	rs->res = res;
+	rs->taps = taps;
+	rs->decider = n - 1;
+	rs->max_stdout = 8;
+	rs->max_tap = 4;
+	rs->timeout_s = 2;
+	rs->layers.mode = SBX_NATIVE;
 	for (size_t i = 0; i < n; i++) {
-		p->res[i].started = 1;
-		p->res[i].duration_ms = 10 + (long)i;
+		res[i].started = 1;
+		res[i].duration_ms = 10 + (long)i;
 	}
 }
 
-static void cap(struct sbx_capture *c, const char *s, size_t n)
+static void set(struct sbx_capture *c, char *s, size_t n)
 {
-	c->p = realloc(c->p, c->len + n);
-	memcpy(c->p + c->len, s, n);
-	c->len += n;
-}
-
-static void free_pipeline(struct sbx_pipeline *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		free(p->res[i].err.p);
-		free(p->taps[i].data.p);
-	}
-	free(p->out.p);
-	free(p->res);
-	free(p->taps);
+	c->p = s;
+	c->len = n;
 }
 
 static cJSON *item(cJSON *o, const char *path)
@@ -413,22 +409,25 @@ static void test_answers(void)
 	struct chat_request r;
 	struct req_error e;
 	size_t block;
-	struct sbx_pipeline p;
+	struct sbx_result p;
+	struct sbx_block_result res[3];
+	struct sbx_tap taps[3];
+	char out1[] = "ok\xff\n", err1[] = "boom\n", tap0[] = "ab\n",
+	     tap1[] = "\x00\xff\xc3\xa9", out3[] = "12345678";
 	struct jbuf b = {0};
 	cJSON *j;
 
 	/* one block that exited 3, wrote invalid UTF-8 */
 	parse("{\"body\":\"" MD3 "\",\"block\":1}", REQ_DEBUG_BLOCK, &r, &block, &e);
-	fake_pipeline(&p, 1);
+	plain_result(&p, res, taps, 1);
 	p.res[0].exit_code = 3;
-	cap(&p.out, "ok\xff\n", 4);
+	p.exit_code = 3;
+	set(&p.out, out1, 4);
 	p.out_bytes = 4;
-	cap(&p.res[0].err, "boom\n", 5);
+	set(&p.res[0].err, err1, 5);
 	p.res[0].err_bytes = 5;
 	{
-		struct dbg_run d = { .id = "chatcmpl-x", .req = &r, .p = &p,
-				     .sandbox_json = "{\"mode\":\"native\"}", .index = 1,
-				     .timeout_s = 2 };
+		struct dbg_run d = { .id = "chatcmpl-x", .req = &r, .res = &p, .index = 1 };
 
 		dbg_block_result(&b, &d);
 	}
@@ -450,9 +449,9 @@ static void test_answers(void)
 	p.res[0].signal = 9;
 	p.res[0].killed = 1;
 	p.end = SBX_END_TIMEOUT;
+	p.exit_code = 124;
 	{
-		struct dbg_run d = { .id = "i", .req = &r, .p = &p, .sandbox_json = "null",
-				     .index = 1, .timeout_s = 2 };
+		struct dbg_run d = { .id = "i", .req = &r, .res = &p, .index = 1 };
 
 		dbg_block_result(&b, &d);
 	}
@@ -463,23 +462,21 @@ static void test_answers(void)
 	       "run-block answer: a timeout is exit 124, timed_out, its sentence");
 	cJSON_Delete(j);
 	jbuf_free(&b);
-	free_pipeline(&p);
 	req_free(&r);
 
 	/* three blocks, two edges: one kept whole, one cut at max_tap */
 	parse("{\"body\":\"```py\\n1\\n```\\n```sh\\n2\\n```\\n```py\\n3\\n```\\n\"}",
 	      REQ_DEBUG_PIPELINE, &r, &block, &e);
-	fake_pipeline(&p, 3);
-	cap(&p.taps[0].data, "ab\n", 3);
+	plain_result(&p, res, taps, 3);
+	set(&p.taps[0].data, tap0, 3);
 	p.taps[0].bytes = 3;
-	cap(&p.taps[1].data, "\x00\xff\xc3\xa9", 4);
+	set(&p.taps[1].data, tap1, 4);
 	p.taps[1].bytes = 1000;
-	cap(&p.out, "12345678", 8);
+	set(&p.out, out3, 8);
 	p.out_bytes = 20;
 	p.out_truncated = 1;
 	{
-		struct dbg_run d = { .id = "i", .req = &r, .p = &p, .sandbox_json = "{}",
-				     .timeout_s = 2 };
+		struct dbg_run d = { .id = "i", .req = &r, .res = &p };
 
 		dbg_pipeline_result(&b, &d);
 	}
@@ -512,9 +509,10 @@ static void test_answers(void)
 	p.res[0].exit_code = 141;
 	p.res[0].signal = 13;
 	p.res[1].exit_code = 2;
+	p.exit_code = 2;
+	p.decider = 1;
 	{
-		struct dbg_run d = { .id = "i", .req = &r, .p = &p, .sandbox_json = "{}",
-				     .timeout_s = 2 };
+		struct dbg_run d = { .id = "i", .req = &r, .res = &p };
 
 		dbg_pipeline_result(&b, &d);
 	}
@@ -525,7 +523,6 @@ static void test_answers(void)
 	       "pipefail exit code; the first failing block names the run's error");
 	cJSON_Delete(j);
 	jbuf_free(&b);
-	free_pipeline(&p);
 	req_free(&r);
 }
 
