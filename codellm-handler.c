@@ -43,7 +43,6 @@
 #include "json/rolecheck.h"
 #include "ops/audit.h"
 #include "ops/sha256.h"
-#include "ops/slots.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 

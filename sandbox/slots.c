@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ops/slots.h"
+#include "sandbox/sandbox.h"
 
 /* flock works on a read-only descriptor, so anyone who can open a slot
  * file can hold it: a slot file is created 0600 (whatever the umask)
