@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/child.h"
+#include "sandbox/internal.h"
 
 static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 

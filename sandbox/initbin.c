@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/child.h"
 #include "sandbox/embed.h"
+#include "sandbox/internal.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U

@@ -1,18 +1,170 @@
-/* Private to sandbox/: what its files share and the handler does not
- * call. */
+/* Private to sandbox/: the layers' functions, the run directory, the
+ * block's process, the system helpers and the captures. The handler
+ * includes sandbox.h and run.h; json/ only result.h. */
 #ifndef CODELLM_SANDBOX_INTERNAL_H
 #define CODELLM_SANDBOX_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "sandbox/result.h"
+#include "sandbox/sandbox.h"
+
+/* -1 when unknown */
+int sbx_layer_from_name(const char *name, size_t len);
+
+/* Landlock older than this is refused: ABI 3 is the first that controls
+ * truncation, so "read-only" is complete. */
+#define SBX_LANDLOCK_MIN_ABI 3
+/* The first ABI that scopes abstract unix sockets and signals: below it a
+ * block on a network namespace it does not own (--sandbox-network, or the
+ * shared empty one) could reach the host's abstract sockets. */
+#define SBX_LANDLOCK_SCOPE_ABI 6
+
+/* The block's ids inside its user namespace (SPEC §7). */
+#define SBX_BLOCK_ID 65534
+
+/* Paths inside a block's root. */
+#define SBX_IN_WORK "/work"
+#define SBX_IN_CODE "/code"
+#define SBX_IN_TMP "/tmp"
+#define SBX_IN_SHM "/dev/shm"
+#define SBX_BAG_NAME "fleet_input.json"
+
+/* RLIMIT_CPU of a block process. Soft: the run's wall timeout rounded
+ * up plus SBX_CPU_MARGIN_S, or cpu_s rounded up when that is less. A
+ * single-threaded process cannot use more CPU time than wall time, so
+ * by default only a process burning several cores at once meets it
+ * before the wall timeout; the margin covers the setup before the
+ * program starts and the kill's own latency. Hard: SBX_CPU_GRACE_S
+ * above, the time a program that caught SIGXCPU has to end. */
+#define SBX_CPU_MARGIN_S 1
+#define SBX_CPU_GRACE_S 2
+
+struct sbx_landlock_spec {
+	const char *const *exec_paths;	/* read + execute */
+	const char *const *ro_paths;	/* read */
+	const char *const *dir_paths;	/* list directories only (/) */
+	const char *const *dev_ro;	/* device files, read (+ ioctl) */
+	const char *const *dev_rw;	/* device files, read + write (+ ioctl) */
+	const char *const *rw_paths;	/* the workdir, /tmp, /dev/shm: everything */
+	int allow_tcp;			/* the block's own or the host's network */
+};
+
+int sbx_landlock_abi(void);
+int sbx_landlock_apply(const struct sbx_landlock_spec *s);
+/* What a block's seccomp filter may allow beyond its fixed list. */
+struct sbx_seccomp_cfg {
+	int netlink_route;	/* allow socket(AF_NETLINK, *, NETLINK_ROUTE): the block has its own network namespace */
+	uint32_t uid, gid;	/* the block's own ids inside (65534): set*id/chown to anything else fail with EPERM */
+};
+/* Compile the filter (deny by default, ENOSYS) into ret->insns. */
+int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
+/* The filter for the block's ids (SBX_BLOCK_ID), compiled at build time:
+ * with netlink route sockets or without. */
+int sbx_seccomp_prebuilt(int netlink_route, struct sbx_bpf *ret);
+/* (Re)load pol->bpf for where pol->net puts the block. */
+int sbx_policy_seccomp(struct sbx_policy *pol);
+int sbx_seccomp_apply(const struct sbx_bpf *b);
+int sbx_seccomp_available(void);
+void sbx_bpf_free(struct sbx_bpf *b);
+void sbx_cpu_rlimit(const struct sbx_limits *l, double timeout_s,
+		    unsigned long long *ret_soft, unsigned long long *ret_hard);
+/* Every rlimit of the program process; timeout_s is the run's wall
+ * timeout, RLIMIT_CPU's default. */
+int sbx_rlimits_apply(const struct sbx_limits *l, double timeout_s);
+/* The calling process's own supplementary groups other than its gid:
+ * 1 when it has any, 0 when none, -errno. */
+int sbx_has_groups(void);
+int sbx_caps_drop(void);
+int sbx_bounding_drop(void);
+int sbx_net_is_empty(void);
+int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
+/* In the block's first process: private mounts, the minimal root,
+ * /proc, pivot_root. *ret_layer names what failed. */
+int sbx_block_root(const struct sbx_policy *pol, size_t index,
+		   const char **ret_layer);
+
+int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
+/* Enter a user + mount namespace of the handler's own and mount the
+ * run's tmpfs there: its code, its mask files, and the blocks' /work
+ * and /tmp (bounded in bytes and inodes together); returns the ids the
+ * blocks map to. */
+int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
+		   unsigned long long work_inodes, unsigned long long run_bytes,
+		   uid_t *ret_uid, gid_t *ret_gid);
+/* A root handler becomes `uid` (its run slot's own), with no
+ * supplementary groups, before it makes the run's user namespace: the
+ * run's per-user kernel limits are then its own (THREATS.md #17). */
+int sbx_become(uid_t uid);
+/* Whether our user namespace maps `uid` (as uid and gid). */
+int sbx_can_become(uid_t uid);
+/* Drop every supplementary group other than our gid, if there are any
+ * (needs CAP_SETGID then). */
+int sbx_drop_groups(void);
+/* In the run's user namespace, when runs share one uid: 1/share of the
+ * per-user kernel limits for this run (inotify, queued signals, POSIX
+ * message queues). */
+int sbx_share_ucounts(unsigned share);
+/* A fresh IPC namespace for the next block, owned by the run's user
+ * namespace so the handler can bound its SysV limits (--shm-bytes). */
+int sbx_block_ipc_ns(unsigned long long shm_bytes);
+/* Loopback up in the calling process's (own) network namespace. */
+int sbx_net_lo_up(void);
+/* The sealed, execute-only memfd holding codellm-init. */
+int sbx_init_memfd(void);
+/* Write the files that mask host-wide /proc entries into `dir`. */
+int sbx_write_masks(const char *dir, unsigned long long memory);
+/* Remove the run directory: unmount the tmpfs, or remove the tree. */
+int sbx_rundir_unmount(struct sbx_rundir *d);
+/* Write a file below `dirfd` with O_EXCL|O_NOFOLLOW and `mode`. */
+int sbx_write_file(int dirfd, const char *name, const void *data, size_t len,
+		   mode_t mode);
+/* Remove the whole tree without following any link, also when the code
+ * made directories unreadable or nested them very deep. */
+int sbx_rundir_remove(struct sbx_rundir *d);
+/* The same for any directory fd's contents (used by tests and cleanup). */
+int sbx_remove_tree_at(int dirfd);
+
+void sbx_probe_host(struct sbx_probe *r);
+/* A child can create a user namespace (one fork, one unshare). */
+int sbx_userns_works(void);
+
+/* ---- sys.c: what every part uses ---- */
+
+/* SIGCHLD, SIGTERM, SIGINT, SIGHUP: what the handler's run loop and a
+ * block's init wait for (SIGTERM is the init's parent-death signal). */
+void sbx_wait_set(sigset_t *s);
+/* write(2) until everything is written; -errno on failure. */
+int sbx_write_all(int fd, const void *data, size_t len);
+/* Kill and reap every descendant of the calling process (which must be
+ * a child subreaper), however deep or setsid'd. */
+void sbx_kill_descendants(void);
+/* CLOCK_MONOTONIC in milliseconds. */
+long sbx_now_ms(void);
+
+/* ---- child.c: a block's process ---- */
+
+struct sbx_child_fds {
+	int in, out, err;	/* become 0, 1, 2 */
+	int ready;		/* "R" or "E<layer>: reason" to the handler */
+	int go_rd, go_wr;	/* the handler's go byte; our copy of its write end */
+	int sync;		/* the handler wrote our uid/gid maps */
+};
+
+__attribute__((noreturn))
+void sbx_child_main(const struct sbx_pipeline *p, size_t i,
+		    const struct sbx_child_fds *f);
+
+/* ---- capture.c, spawn.c: the result ---- */
 
 /* Append data[0..n) to c, keeping at most `limit` bytes: the first ones
  * (head) or the last ones (tail). */
 void sbx_capture_head(struct sbx_capture *c, size_t limit, const void *data, size_t n);
 void sbx_capture_tail(struct sbx_capture *c, size_t limit, const void *data, size_t n);
 void sbx_capture_free(struct sbx_capture *c);
-
 /* The run's exit status and the block that decided it (result.h). */
 void sbx_result_decide(struct sbx_result *r);
 

@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 
 static int set1(int res, rlim_t v)
 {

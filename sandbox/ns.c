@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 
 /* ---- the handler's own namespace for the request ----------------------- */
 
@@ -374,23 +374,4 @@ int sbx_net_is_empty(void)
 		empty = 0;
 	close(fd);
 	return empty;
-}
-
-int sbx_rundir_unmount(struct sbx_rundir *d)
-{
-	int rc = 0;
-
-	if (!d->tmpfs)
-		return sbx_rundir_remove(d);
-	if (d->root_fd >= 0) {
-		close(d->root_fd);
-		d->root_fd = -1;
-	}
-	if (umount2(d->data, MNT_DETACH) < 0)
-		rc = -errno;
-	if (umount2(d->root, MNT_DETACH) < 0 && !rc)
-		rc = -errno;
-	d->root[0] = '\0';
-	d->tmpfs = 0;
-	return rc;
 }

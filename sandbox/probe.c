@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/internal.h"
 #include "sandbox/run.h"
 
 int sbx_userns_works(void)

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 
 #ifndef __NR_mount_setattr
 #define __NR_mount_setattr 442

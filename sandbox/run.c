@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/internal.h"
 #include "sandbox/run.h"
 
 struct prep {

@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/child.h"
+#include "sandbox/internal.h"
 
 /* Directories nested deeper than this are moved up to the top and
  * removed in a later pass, so neither the stack nor the fd table grows
@@ -198,5 +199,24 @@ int sbx_rundir_remove(struct sbx_rundir *d)
 	/* on failure the caller still needs the path to say what is left */
 	if (rc == 0)
 		d->root[0] = '\0';
+	return rc;
+}
+
+int sbx_rundir_unmount(struct sbx_rundir *d)
+{
+	int rc = 0;
+
+	if (!d->tmpfs)
+		return sbx_rundir_remove(d);
+	if (d->root_fd >= 0) {
+		close(d->root_fd);
+		d->root_fd = -1;
+	}
+	if (umount2(d->data, MNT_DETACH) < 0)
+		rc = -errno;
+	if (umount2(d->root, MNT_DETACH) < 0 && !rc)
+		rc = -errno;
+	d->root[0] = '\0';
+	d->tmpfs = 0;
 	return rc;
 }

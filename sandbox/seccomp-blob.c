@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sandbox/embed.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 
 SBX_EMBED(codellm_filter_plain, "sandbox/gen/filter-plain.bpf");
 SBX_EMBED(codellm_filter_netlink, "sandbox/gen/filter-netlink.bpf");

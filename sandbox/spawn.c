@@ -22,129 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sandbox/child.h"
 #include "sandbox/internal.h"
 
 #define RELAY_BUF 65536
 #define SETUP_TIMEOUT_MS 10000
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
-void sbx_wait_set(sigset_t *s)
-{
-	sigemptyset(s);
-	sigaddset(s, SIGCHLD);
-	sigaddset(s, SIGTERM);
-	sigaddset(s, SIGINT);
-	sigaddset(s, SIGHUP);
-}
-
-int sbx_signals_init(void)
-{
-	sigset_t s;
-
-	sbx_wait_set(&s);
-	if (sigprocmask(SIG_BLOCK, &s, NULL) < 0)
-		return -errno;
-	return signalfd(-1, &s, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-
-/* Reads /proc/self/task/<tid>/children (we are single-threaded). */
-/* Without CONFIG_PROC_CHILDREN: every process whose parent we are, from
- * /proc/<pid>/stat (the parent pid follows the parenthesised name). */
-static size_t scan_children(pid_t *out, size_t max)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t self = getpid();
-	size_t n = 0;
-
-	if (!d)
-		return 0;
-	while (n < max && (e = readdir(d))) {
-		char path[64], buf[512], *rp;
-		ssize_t r;
-		int fd, ppid;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%.20s/stat", e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		r = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (r <= 0)
-			continue;
-		buf[r] = '\0';
-		rp = strrchr(buf, ')');
-		if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1 && ppid == self)
-			out[n++] = (pid_t)atoi(e->d_name);
-	}
-	closedir(d);
-	return n;
-}
-
-static size_t list_children(pid_t *out, size_t max)
-{
-	char path[64], buf[8192];
-	size_t n = 0, len = 0;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return scan_children(out, max);
-	while (len < sizeof buf - 1 && (r = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
-		len += (size_t)r;
-	close(fd);
-	buf[len] = '\0';
-	for (char *p = buf; *p && n < max;) {
-		char *end;
-		long v = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		if (v > 0)
-			out[n++] = (pid_t)v;
-		p = end;
-	}
-	return n;
-}
-
-void sbx_kill_descendants(void)
-{
-	pid_t kids[512];
-
-	/* Killing a child re-parents its children to us (we are a child
-	 * subreaper), so repeat until nothing is left to reap. */
-	for (;;) {
-		size_t n = list_children(kids, 512);
-		int status;
-		pid_t w;
-
-		for (size_t i = 0; i < n; i++) {
-			kill(-kids[i], SIGKILL);
-			kill(kids[i], SIGKILL);
-		}
-		w = waitpid(-1, &status, n ? 0 : WNOHANG);
-		if (w < 0 && errno == ECHILD)
-			return;
-		if (w == 0 && n == 0) {
-			/* children that are not listed yet: wait briefly */
-			struct timespec ts = { 0, 1000000 };
-
-			nanosleep(&ts, NULL);
-		}
-	}
-}
 
 static void set_result(struct sbx_block_result *r, int status, long t0)
 {
@@ -155,25 +36,9 @@ static void set_result(struct sbx_block_result *r, int status, long t0)
 		r->signal = WTERMSIG(status);
 		r->exit_code = 128 + r->signal;
 	}
-	r->duration_ms = now_ms() - t0;
+	r->duration_ms = sbx_now_ms() - t0;
 }
 
-int sbx_write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 static void close_fd(int *fd)
 {
@@ -646,7 +511,7 @@ static void end_run(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 	 * is read until EOF, but a process outside the run (possible with
 	 * --sandbox off) may hold a write end open for ever */
 	if (f->give_up < 0)
-		f->give_up = now_ms() + SBX_DRAIN_AFTER_KILL_MS;
+		f->give_up = sbx_now_ms() + SBX_DRAIN_AFTER_KILL_MS;
 }
 
 /* Reads what is there; returns bytes read, 0 at EOF, -1 when nothing now. */
@@ -731,7 +596,7 @@ static void relay_begin(struct sbx_pipeline *p, struct sbx_relay *f)
 		}
 	}
 	fcntl(f->out, F_SETFL, O_NONBLOCK);
-	f->t0 = now_ms();
+	f->t0 = sbx_now_ms();
 	memset(go, 'G', sizeof go);
 	for (; left > 0; left -= k) {
 		k = left < sizeof go ? left : sizeof go;
@@ -913,7 +778,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 	deadline = f->t0 + (long)(p->timeout_s * 1000.0);
 	next_ka = p->keepalive_ms > 0 ? f->t0 + p->keepalive_ms : -1;
 	for (;;) {
-		long now = now_ms();
+		long now = sbx_now_ms();
 		nfds_t nfds;
 
 		if (live == 0 && !open_reads(p, f))
@@ -944,7 +809,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		for (size_t i = 0; i < p->n; i++)
 			on_block(p, f, i, scratch);
 	}
-	p->r.duration_ms = now_ms() - f->t0;
+	p->r.duration_ms = sbx_now_ms() - f->t0;
 	sbx_result_decide(&p->r);
 	free(pfd);
 	free(scratch);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 
 static int write_filter(const char *path, int netlink_route)
 {

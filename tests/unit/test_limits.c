@@ -1,6 +1,6 @@
 /* RLIMIT_CPU of a block process from the run's timeout and
  * --max-cpu-seconds (sbx_cpu_rlimit). */
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 #include "tests/tap.h"
 
 static const struct {

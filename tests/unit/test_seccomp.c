@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/internal.h"
 #include "tests/tap.h"
 
 /* argument stand-ins, replaced in the child */
