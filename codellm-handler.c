@@ -1331,6 +1331,33 @@ out:
 	jbuf_free(&calls);
 }
 
+/* What the pipeline takes from the request and the options; the mode's
+ * own settings (callbacks, the stop at the cap) follow once it started. */
+static void pipeline_inputs(struct ctx *x, const struct chat_request *r,
+			    struct sbx_run *run, struct sbx_pipeline *p, char **names)
+{
+	p->n = r->nblocks;
+	p->pol = &run->pol;
+	p->files = (const char *const *)names;
+	p->stdin_data = r->stdin_data;
+	p->stdin_len = r->stdin_len;
+	p->timeout_s = r->timeout_s > 0 && r->timeout_s < opt.timeout_s ?
+		       r->timeout_s : opt.timeout_s;
+	p->max_stdout = opt.max_stdout_bytes;
+	p->max_stderr = opt.max_stderr_bytes;
+	/* the debug pipeline keeps what crosses each edge; the relay counts
+	 * and taps on the same path in every run */
+	p->tap = x->run_kind == RUN_DEBUG_PIPELINE;
+	p->max_tap = opt.max_tap_bytes;
+	p->unbuffered = r->stream;	/* python output flows as printed */
+	p->client_fd = x->c.in;
+	p->probe_client = 1;	/* the 200 head goes out before the run */
+	p->sig_fd = x->c.sig_fd;
+	p->keepalive_ms = (long)(opt.keepalive_s * 1000);
+	p->cb.keepalive = keepalive;
+	p->cb.ctx = x;
+}
+
 static int run_request(struct ctx *x, struct chat_request *r)
 {
 	struct sbx_config cfg;
@@ -1377,26 +1404,7 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	if (r->bag && (rc = sbx_run_add_bag(&run, r->bag, r->bag_len)) < 0)
 		goto io_fail;
 
-	p.n = r->nblocks;
-	p.pol = &run.pol;
-	p.files = (const char *const *)names;
-	p.stdin_data = r->stdin_data;
-	p.stdin_len = r->stdin_len;
-	p.timeout_s = r->timeout_s > 0 && r->timeout_s < opt.timeout_s ?
-		      r->timeout_s : opt.timeout_s;
-	p.max_stdout = opt.max_stdout_bytes;
-	p.max_stderr = opt.max_stderr_bytes;
-	/* the debug pipeline keeps what crosses each edge; the relay counts
-	 * and taps on the same path in every run */
-	p.tap = x->run_kind == RUN_DEBUG_PIPELINE;
-	p.max_tap = opt.max_tap_bytes;
-	p.unbuffered = r->stream;	/* python output flows as printed */
-	p.client_fd = x->c.in;
-	p.probe_client = 1;	/* the 200 head goes out before the run */
-	p.sig_fd = x->c.sig_fd;
-	p.keepalive_ms = (long)(opt.keepalive_s * 1000);
-	p.cb.keepalive = keepalive;
-	p.cb.ctx = x;
+	pipeline_inputs(x, r, &run, &p, names);
 	argv = calloc(r->nblocks, sizeof *argv);
 	if (!argv)
 		goto oom;
