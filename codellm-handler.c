@@ -1084,123 +1084,41 @@ static void audit_result(struct audit *a, const struct sbx_result *res)
 
 /* Agent mode's audit: the paths the tool calls write, one per line,
  * each made safe for the journal (the block's output chose them). */
-static void audit_paths(struct audit *a, const char *calls, size_t len)
+static void audit_paths(struct audit *a, const struct agent_output *o)
 {
-	cJSON *root = cJSON_ParseWithLength(calls, len), *c;
+	for (size_t i = 0; i < o->n; i++) {
+		char shown[PATH_MAX];
 
-	cJSON_ArrayForEach(c, root) {
-		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-		cJSON *parsed;
-		const cJSON *path;
-
-		if (!cJSON_IsString(args))
-			continue;
-		parsed = cJSON_Parse(args->valuestring);
-		path = cJSON_GetObjectItemCaseSensitive(parsed, "path");
-		if (cJSON_IsString(path)) {
-			char shown[PATH_MAX];
-
-			audit_text(shown, sizeof shown, path->valuestring,
-				   strlen(path->valuestring));
-			if (a->write_paths.len)
-				jbuf_puts(&a->write_paths, "\n");
-			jbuf_puts(&a->write_paths, shown);
-		}
-		cJSON_Delete(parsed);
+		audit_text(shown, sizeof shown, o->changes[i].path, strlen(o->changes[i].path));
+		if (a->write_paths.len)
+			jbuf_puts(&a->write_paths, "\n");
+		jbuf_puts(&a->write_paths, shown);
 	}
-	cJSON_Delete(root);
-}
-
-/* The end of a stderr, for a message: where a traceback explains. */
-static void stderr_tail(const struct sbx_block_result *br, char *out, size_t outlen)
-{
-	size_t n = br->err.len, keep = outlen - 1 < 1500 ? outlen - 1 : 1500;
-	const char *s = br->err.p ? br->err.p : "";
-
-	if (n > keep) {
-		s += n - keep;
-		n = keep;
-	}
-	memcpy(out, s, n);
-	out[n] = '\0';
 }
 
 /* Agent mode after the run: tool calls, or 422 execution_error with the
  * block, its stderr's tail and the codellm object. Never 5xx: the SDKs
  * retry those, and a retry runs the code again. */
-/* How an agent run ended: NULL and the tool calls in *calls (and the
- * number of changes in *ret_n), or the execution_error code with msg. */
-static const char *agent_outcome(const struct resp_run *rr, struct jbuf *calls,
-				 long *ret_n, char *msg, size_t msglen)
-{
-	const struct sbx_result *p = rr->res;
-	const struct chat_request *r = rr->req;
-	struct agent_error ae;
-	char tail[1501];
-	const char *code = NULL;
-	size_t idx = p->decider, last = p->n - 1;
-	int ec = p->exit_code;
-
-	if (p->end == SBX_END_OUTPUT) {
-		code = "output_limit";
-		stderr_tail(&p->res[last], tail, sizeof tail);
-		snprintf(msg, msglen, "block %zu's output passed --max-stdout-bytes (%zu); the "
-			 "run was stopped there and no partial set of changes is returned; stderr: %s",
-			 last, p->max_stdout, tail);
-	} else if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
-		code = "timeout";
-		stderr_tail(&p->res[idx], tail, sizeof tail);
-		if (p->end == SBX_END_TIMEOUT)
-			snprintf(msg, msglen, "the run timed out after %g s (block %zu); stderr: %s",
-				 p->timeout_s, idx, tail);
-		else
-			snprintf(msg, msglen, "the run was ended by signal %d (block %zu); stderr: %s",
-				 p->end_signal, idx, tail);
-	} else if (ec != 0) {
-		code = "block_failed";
-		stderr_tail(&p->res[idx], tail, sizeof tail);
-		snprintf(msg, msglen, "block %zu (%s) %s %d; stderr: %s", idx,
-			 r->blocks[idx].interp->name,
-			 p->res[idx].signal ? "was killed by signal" : "exited with status",
-			 p->res[idx].signal ? p->res[idx].signal : ec, tail);
-	} else if (p->out_truncated) {
-		code = "output_limit";
-		stderr_tail(&p->res[last], tail, sizeof tail);
-		snprintf(msg, msglen, "block %zu's output (%llu bytes) is over --max-stdout-bytes "
-			 "(%zu); no partial set of changes is returned; stderr: %s", last,
-			 (unsigned long long)p->out_bytes, p->max_stdout, tail);
-	} else {
-		*ret_n = agent_tool_calls(p->out.p ? p->out.p : "", p->out.len, r->tools,
-					  r->ntools, calls, &ae);
-		if (*ret_n < 0) {
-			code = ae.code;
-			stderr_tail(&p->res[last], tail, sizeof tail);
-			snprintf(msg, msglen, "block %zu: %s; stderr: %s", last, ae.message, tail);
-		}
-	}
-	return code;
-}
-
 static int agent_answer(struct ctx *x, struct resp_run *rr)
 {
 	struct jbuf b = {0}, calls = {0};
+	struct agent_output o = AGENT_OUTPUT_NONE;
 	char msg[2048];
-	long n = -1;
-	const char *code = agent_outcome(rr, &calls, &n, msg, sizeof msg);
+	const char *code = agent_outcome(rr, &o, &calls, msg, sizeof msg);
 
 	if (code) {
 		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
 		resp_execution_error(&b, code, msg, rr);
 		respond(x, 422, NULL, &b, 1);
 	} else {
-		rr->changes = n;
-		audit_paths(&x->au, calls.p, calls.len);
+		rr->changes = (long)o.n;
+		audit_paths(&x->au, &o);
 		resp_agent_completion(&b, rr, calls.p, calls.len);
 		respond(x, 200, NULL, &b, 1);
 	}
 	jbuf_free(&b);
 	jbuf_free(&calls);
+	agent_output_free(&o);
 	return code ? 422 : 200;
 }
 
@@ -1265,28 +1183,6 @@ static int stream_ping(void *ctx)
 	return conn_write(&x->c, ping, sizeof ping - 1, write_deadline(x));
 }
 
-static void stream_calls(struct ctx *x, struct jbuf *ev, const struct resp_run *rr,
-			 const char *calls, size_t len)
-{
-	cJSON *root = cJSON_ParseWithLength(calls, len), *c;
-	size_t i = 0;
-
-	cJSON_ArrayForEach(c, root) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
-		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
-		const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
-		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-
-		if (!cJSON_IsString(id) || !cJSON_IsString(name) || !cJSON_IsString(args))
-			continue;
-		resp_sse_call_head(ev, rr, i, id->valuestring, name->valuestring);
-		resp_sse_call_args(ev, rr, i, args->valuestring);
-		i++;
-	}
-	cJSON_Delete(root);
-	(void)x;
-}
-
 /* The end of a stream: run mode's rest and final chunk, or agent mode's
  * tool calls (or its execution_error event, with no tool call before
  * it); usage when asked; [DONE]. */
@@ -1294,7 +1190,8 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 {
 	const struct chat_request *r = rr->req;
 	const struct sbx_result *p = rr->res;
-	struct jbuf ev = {0}, calls = {0};
+	struct jbuf ev = {0};
+	struct agent_output o = AGENT_OUTPUT_NONE;
 
 	if (!r->agent) {
 		if (x->st_npend)
@@ -1303,8 +1200,7 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 			       "length" : "stop");
 	} else if (p) {
 		char msg[2048];
-		long n = -1;
-		const char *code = agent_outcome(rr, &calls, &n, msg, sizeof msg);
+		const char *code = agent_outcome(rr, &o, NULL, msg, sizeof msg);
 
 		if (code) {
 			fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n",
@@ -1313,13 +1209,13 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 			sse_send(x, &ev);
 			goto out;
 		}
-		rr->changes = n;
-		audit_paths(&x->au, calls.p, calls.len);
-		stream_calls(x, &ev, rr, calls.p, calls.len);
+		rr->changes = (long)o.n;
+		audit_paths(&x->au, &o);
+		resp_sse_tool_calls(&ev, rr, &o);
 		resp_sse_final(&ev, rr, "tool_calls");
 	} else {
-		agent_finish_only(&calls);
-		stream_calls(x, &ev, rr, calls.p, calls.len);
+		/* a follow-up turn: finish alone */
+		resp_sse_tool_calls(&ev, rr, &o);
 		resp_sse_final(&ev, rr, "tool_calls");
 	}
 	if (r->include_usage)
@@ -1328,7 +1224,7 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 	sse_send(x, &ev);
 out:
 	jbuf_free(&ev);
-	jbuf_free(&calls);
+	agent_output_free(&o);
 }
 
 /* What the pipeline takes from the request and the options; the mode's

@@ -1,10 +1,12 @@
 #include <cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/agent.h"
 #include "json/precheck.h"
+#include "json/response.h"
 
 #define NOT_OBJECT \
 	"the last block's output is not one JSON object {\"changes\":[…],\"answer\":\"…\"}"
@@ -42,17 +44,6 @@ static void str(struct jbuf *b, const char *s)
 	jstr_escape(b, s, strlen(s));
 }
 
-/* One tool call: arguments is a JSON text carried as a JSON string. */
-static void call(struct jbuf *b, size_t id, const char *name, const struct jbuf *args)
-{
-	jbuf_printf(b, "%s{\"id\":\"call_%zu\",\"type\":\"function\",\"function\":{\"name\":",
-		    id ? "," : "", id);
-	str(b, name);
-	jbuf_puts(b, ",\"arguments\":");
-	jstr_escape(b, args->p ? args->p : "", args->len);
-	jbuf_puts(b, "}}");
-}
-
 /* A key the contract reads, given twice: cJSON would take the first,
  * fleet's in-process parser took the last. Ambiguous, so refused. */
 static const char *twice(const cJSON *o, const char *const *keys)
@@ -74,160 +65,205 @@ static const char *string_of(const cJSON *o, const char *key, int *present)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-long agent_tool_calls(const char *out, size_t len, char *const *tools,
-		      size_t ntools, struct jbuf *b, struct agent_error *err)
+/* The whole output through the shared pre-check, then cJSON: the root
+ * object, or NULL with *err filled. */
+static cJSON *read_output(const char *out, size_t len, struct agent_error *err)
 {
-	struct jbuf calls = {0}, args = {0};
-	const char *answer = "";
 	struct precheck pc;
-	cJSON *root = NULL;
-	const cJSON *changes, *ch;
-	long n = 0, rc = -1;
-	size_t i = 0;
+	cJSON *root;
 
 	/* the same check as a request's: what passes, cJSON reads whole */
 	if (precheck_json(out, len, &pc) < 0) {
 		if (pc.problem == PRECHECK_SYNTAX)
-			return fail(err, "invalid_changes", "%s (near byte %zu)", NOT_OBJECT, pc.offset);
-		if (pc.problem == PRECHECK_TRAILING)
-			return fail(err, "invalid_changes",
-				    "the last block's output has more after its JSON object (byte %zu)",
-				    pc.offset);
-		return fail(err, "invalid_changes", "the output %s", pc.message);
+			fail(err, "invalid_changes", "%s (near byte %zu)", NOT_OBJECT, pc.offset);
+		else if (pc.problem == PRECHECK_TRAILING)
+			fail(err, "invalid_changes",
+			     "the last block's output has more after its JSON object (byte %zu)",
+			     pc.offset);
+		else
+			fail(err, "invalid_changes", "the output %s", pc.message);
+		return NULL;
 	}
 	root = cJSON_ParseWithLength(out, len);
 	if (!root) {
 		fail(err, "invalid_changes", "out of memory reading the last block's output");
-		goto out;
+		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
 		fail(err, "invalid_changes", "%s", NOT_OBJECT);
-		goto out;
+		cJSON_Delete(root);
+		return NULL;
 	}
-	{
-		static const char *const top[] = { "changes", "answer", NULL };
-		const char *k = twice(root, top);
+	return root;
+}
 
-		if (k) {
-			fail(err, "invalid_changes", "the output gives \"%s\" twice", k);
-			goto out;
-		}
-	}
+/* "changes" (an array, null or absent) and "answer" of the root. */
+static int read_top(const cJSON *root, const cJSON **ret_changes, const char **ret_answer,
+		    struct agent_error *err)
+{
+	static const char *const top[] = { "changes", "answer", NULL };
+	const char *k = twice(root, top);
+	const cJSON *changes, *a;
+
+	if (k)
+		return (int)fail(err, "invalid_changes", "the output gives \"%s\" twice", k);
 	changes = cJSON_GetObjectItemCaseSensitive(root, "changes");
-	if (changes && !cJSON_IsNull(changes) && !cJSON_IsArray(changes)) {
-		fail(err, "invalid_changes", "\"changes\" must be an array");
-		goto out;
-	}
-	{
-		const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "answer");
+	if (changes && !cJSON_IsNull(changes) && !cJSON_IsArray(changes))
+		return (int)fail(err, "invalid_changes", "\"changes\" must be an array");
+	a = cJSON_GetObjectItemCaseSensitive(root, "answer");
+	if (a && !cJSON_IsNull(a) && !cJSON_IsString(a))
+		return (int)fail(err, "invalid_changes", "\"answer\" must be a string");
+	*ret_changes = changes;
+	*ret_answer = cJSON_IsString(a) ? a->valuestring : "";
+	return 0;
+}
 
-		if (a && !cJSON_IsNull(a) && !cJSON_IsString(a)) {
-			fail(err, "invalid_changes", "\"answer\" must be a string");
-			goto out;
-		}
-		if (cJSON_IsString(a))
-			answer = a->valuestring;
+/* Which operation change i asks for: "op" when given, else the fields
+ * it has. Returns 0 (write), 1 (patch) or -1 with *err filled. */
+static int which_op(const struct agent_change *c, const char *op, size_t i,
+		    struct agent_error *err)
+{
+	if (op) {
+		if (!strcmp(op, "write"))
+			return 0;
+		if (!strcmp(op, "patch"))
+			return 1;
+		return (int)fail(err, "invalid_changes",
+				 "changes[%zu]: op \"%.*s\" is neither \"write\" nor \"patch\"", i,
+				 quote_len(op, 32), op);
+	}
+	if (c->content && !c->find && !c->replace)
+		return 0;
+	if (!c->content && (c->find || c->replace))
+		return 1;
+	return (int)fail(err, "invalid_changes",
+			 "changes[%zu] (%.*s) needs either \"content\" or \"find\" and \"replace\" "
+			 "(or an \"op\" that says which)", i, quote_len(c->path, 200), c->path);
+}
+
+/* changes[i] into *c, checked against the declared tools. */
+static int read_change(const cJSON *ch, size_t i, char *const *tools, size_t ntools,
+		       struct agent_change *c, struct agent_error *err)
+{
+	static const char *const keys[] = { "path", "content", "find", "replace", "op", NULL };
+	int has_path, has[4], patch;
+	const char *k, *op;
+
+	if (!cJSON_IsObject(ch))
+		return (int)fail(err, "invalid_changes", "changes[%zu] is not an object", i);
+	if ((k = twice(ch, keys)))
+		return (int)fail(err, "invalid_changes", "changes[%zu] gives \"%s\" twice", i, k);
+	c->path = string_of(ch, "path", &has_path);
+	c->content = string_of(ch, "content", &has[0]);
+	c->find = string_of(ch, "find", &has[1]);
+	c->replace = string_of(ch, "replace", &has[2]);
+	op = string_of(ch, "op", &has[3]);
+	if (!c->path || !*c->path)
+		return (int)fail(err, "invalid_changes",
+				 "changes[%zu] needs a non-empty string \"path\"", i);
+	if ((has[0] && !c->content) || (has[1] && !c->find) ||
+	    (has[2] && !c->replace) || (has[3] && !op))
+		return (int)fail(err, "invalid_changes",
+				 "changes[%zu]: path, content, find, replace and op must be strings", i);
+	if ((patch = which_op(c, op, i, err)) < 0)
+		return -1;
+	if ((!patch && !c->content) || (patch && (!c->find || !*c->find || !c->replace)))
+		return (int)fail(err, "invalid_changes", patch ?
+				 "changes[%zu] (%.*s): a patch needs a non-empty \"find\" and a \"replace\"" :
+				 "changes[%zu] (%.*s): a write needs \"content\"", i,
+				 quote_len(c->path, 200), c->path);
+	c->op = patch ? AGENT_PATCH : AGENT_WRITE;
+	c->tool = patch ? "patch_note" : "write_note";
+	if (!declared(tools, ntools, c->tool))
+		return (int)fail(err, "undeclared_tool",
+				 "changes[%zu] (%.*s) needs the tool \"%s\", which the request's "
+				 "tools do not declare", i, quote_len(c->path, 200), c->path, c->tool);
+	return 0;
+}
+
+int agent_parse(const char *out, size_t len, char *const *tools, size_t ntools,
+		struct agent_output *ret, struct agent_error *err)
+{
+	struct agent_output o = { .answer = "" };
+	const cJSON *changes = NULL, *ch;
+	cJSON *root = read_output(out, len, err);
+
+	if (!root)
+		return -1;
+	if (read_top(root, &changes, &o.answer, err) < 0)
+		goto fail;
+	o.tree = root;
+	o.changes = calloc((size_t)cJSON_GetArraySize(changes) + 1, sizeof *o.changes);
+	if (!o.changes) {
+		fail(err, "invalid_changes", "out of memory building the tool calls");
+		goto fail;
 	}
 	cJSON_ArrayForEach(ch, changes) {
-		int has_content, has_find, has_replace, has_op, has_path, patch;
-		const char *path = NULL, *content, *find, *replace, *op, *tool;
-
-		if (!cJSON_IsObject(ch)) {
-			fail(err, "invalid_changes", "changes[%zu] is not an object", i);
-			goto out;
-		}
-		{
-			static const char *const keys[] = { "path", "content", "find", "replace", "op", NULL };
-			const char *k = twice(ch, keys);
-
-			if (k) {
-				fail(err, "invalid_changes", "changes[%zu] gives \"%s\" twice", i, k);
-				goto out;
-			}
-		}
-		path = string_of(ch, "path", &has_path);
-		content = string_of(ch, "content", &has_content);
-		find = string_of(ch, "find", &has_find);
-		replace = string_of(ch, "replace", &has_replace);
-		op = string_of(ch, "op", &has_op);
-		if (!path || !*path) {
-			fail(err, "invalid_changes", "changes[%zu] needs a non-empty string \"path\"", i);
-			goto out;
-		}
-		if ((has_content && !content) || (has_find && !find) ||
-		    (has_replace && !replace) || (has_op && !op)) {
-			fail(err, "invalid_changes",
-			     "changes[%zu]: path, content, find, replace and op must be strings", i);
-			goto out;
-		}
-		if (op) {
-			if (!strcmp(op, "write"))
-				patch = 0;
-			else if (!strcmp(op, "patch"))
-				patch = 1;
-			else {
-				fail(err, "invalid_changes",
-				     "changes[%zu]: op \"%.*s\" is neither \"write\" nor \"patch\"", i,
-				     quote_len(op, 32), op);
-				goto out;
-			}
-		} else if (content && !find && !replace) {
-			patch = 0;
-		} else if (!content && (find || replace)) {
-			patch = 1;
-		} else {
-			fail(err, "invalid_changes",
-			     "changes[%zu] (%.*s) needs either \"content\" or \"find\" and \"replace\" "
-			     "(or an \"op\" that says which)", i, quote_len(path, 200), path);
-			goto out;
-		}
-		if ((!patch && !content) || (patch && (!find || !*find || !replace))) {
-			fail(err, "invalid_changes", patch ?
-			     "changes[%zu] (%.*s): a patch needs a non-empty \"find\" and a \"replace\"" :
-			     "changes[%zu] (%.*s): a write needs \"content\"", i, quote_len(path, 200), path);
-			goto out;
-		}
-		tool = patch ? "patch_note" : "write_note";
-		if (!declared(tools, ntools, tool)) {
-			fail(err, "undeclared_tool",
-			     "changes[%zu] (%.*s) needs the tool \"%s\", which the request's tools do not declare",
-			     i, quote_len(path, 200), path, tool);
-			goto out;
-		}
-		args.len = 0;
-		jbuf_puts(&args, "{\"path\":");
-		str(&args, path);
-		if (patch) {
-			jbuf_puts(&args, ",\"find\":");
-			str(&args, find);
-			jbuf_puts(&args, ",\"replace\":");
-			str(&args, replace);
-		} else {
-			jbuf_puts(&args, ",\"content\":");
-			str(&args, content);
-		}
-		jbuf_puts(&args, "}");
-		call(&calls, i, tool, &args);
-		i++;
-		n++;
+		if (read_change(ch, o.n, tools, ntools, &o.changes[o.n], err) < 0)
+			goto fail;
+		o.n++;
 	}
-	args.len = 0;
-	jbuf_puts(&args, "{\"answer\":");
-	str(&args, answer);
-	jbuf_puts(&args, "}");
-	call(&calls, i, "finish", &args);
-	if (calls.oom || args.oom) {
-		fail(err, "invalid_changes", "out of memory building the tool calls");
-		goto out;
-	}
-	jbuf_puts(b, "[");
-	jbuf_append(b, calls.p, calls.len);
-	jbuf_puts(b, "]");
-	rc = n;
-out:
+	*ret = o;
+	return 0;
+fail:
+	free(o.changes);
 	cJSON_Delete(root);
+	return -1;
+}
+
+void agent_output_free(struct agent_output *o)
+{
+	free(o->changes);
+	cJSON_Delete(o->tree);
+	*o = AGENT_OUTPUT_NONE;
+}
+
+const char *agent_call_name(const struct agent_output *o, size_t i)
+{
+	return i < o->n ? o->changes[i].tool : "finish";
+}
+
+void agent_call_args(struct jbuf *b, const struct agent_output *o, size_t i)
+{
+	const struct agent_change *c = i < o->n ? &o->changes[i] : NULL;
+
+	if (!c) {
+		jbuf_puts(b, "{\"answer\":");
+		str(b, o->answer);
+	} else if (c->op == AGENT_PATCH) {
+		jbuf_puts(b, "{\"path\":");
+		str(b, c->path);
+		jbuf_puts(b, ",\"find\":");
+		str(b, c->find);
+		jbuf_puts(b, ",\"replace\":");
+		str(b, c->replace);
+	} else {
+		jbuf_puts(b, "{\"path\":");
+		str(b, c->path);
+		jbuf_puts(b, ",\"content\":");
+		str(b, c->content);
+	}
+	jbuf_puts(b, "}");
+}
+
+long agent_tool_calls(const char *out, size_t len, char *const *tools,
+		      size_t ntools, struct jbuf *b, struct agent_error *err)
+{
+	struct agent_output o;
+	struct jbuf calls = {0};
+	long rc = -1;
+
+	if (agent_parse(out, len, tools, ntools, &o, err) < 0)
+		return -1;
+	resp_tool_calls(&calls, &o);
+	if (calls.oom) {
+		fail(err, "invalid_changes", "out of memory building the tool calls");
+	} else {
+		jbuf_append(b, calls.p, calls.len);
+		rc = (long)o.n;
+	}
 	jbuf_free(&calls);
-	jbuf_free(&args);
+	agent_output_free(&o);
 	return rc;
 }
 
@@ -235,4 +271,94 @@ void agent_finish_only(struct jbuf *b)
 {
 	jbuf_puts(b, "[{\"id\":\"call_0\",\"type\":\"function\",\"function\":"
 		  "{\"name\":\"finish\",\"arguments\":\"{\\\"answer\\\":\\\"\\\"}\"}}]");
+}
+
+/* The end of a stderr, for a message: where a traceback explains. */
+static void stderr_tail(const struct sbx_block_result *br, char *out, size_t outlen)
+{
+	size_t n = br->err.len, keep = outlen - 1 < 1500 ? outlen - 1 : 1500;
+	const char *s = br->err.p ? br->err.p : "";
+
+	if (n > keep) {
+		s += n - keep;
+		n = keep;
+	}
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+/* The run's own end (output limit, timeout, signal, a failed block):
+ * its code with msg filled, or NULL when the run ended well. */
+static const char *run_outcome(const struct resp_run *rr, char *msg, size_t msglen)
+{
+	const struct sbx_result *p = rr->res;
+	char tail[1501];
+	size_t idx = p->decider, last = p->n - 1;
+	int ec = p->exit_code;
+
+	if (p->end == SBX_END_OUTPUT) {
+		stderr_tail(&p->res[last], tail, sizeof tail);
+		snprintf(msg, msglen, "block %zu's output passed --max-stdout-bytes (%zu); the "
+			 "run was stopped there and no partial set of changes is returned; stderr: %s",
+			 last, p->max_stdout, tail);
+		return "output_limit";
+	}
+	if (p->end == SBX_END_TIMEOUT || p->end == SBX_END_SIGNAL) {
+		stderr_tail(&p->res[idx], tail, sizeof tail);
+		if (p->end == SBX_END_TIMEOUT)
+			snprintf(msg, msglen, "the run timed out after %g s (block %zu); stderr: %s",
+				 p->timeout_s, idx, tail);
+		else
+			snprintf(msg, msglen, "the run was ended by signal %d (block %zu); stderr: %s",
+				 p->end_signal, idx, tail);
+		return "timeout";
+	}
+	if (ec != 0) {
+		stderr_tail(&p->res[idx], tail, sizeof tail);
+		snprintf(msg, msglen, "block %zu (%s) %s %d; stderr: %s", idx,
+			 rr->req->blocks[idx].interp->name,
+			 p->res[idx].signal ? "was killed by signal" : "exited with status",
+			 p->res[idx].signal ? p->res[idx].signal : ec, tail);
+		return "block_failed";
+	}
+	if (p->out_truncated) {
+		stderr_tail(&p->res[last], tail, sizeof tail);
+		snprintf(msg, msglen, "block %zu's output (%llu bytes) is over --max-stdout-bytes "
+			 "(%zu); no partial set of changes is returned; stderr: %s", last,
+			 (unsigned long long)p->out_bytes, p->max_stdout, tail);
+		return "output_limit";
+	}
+	return NULL;
+}
+
+const char *agent_outcome(const struct resp_run *rr, struct agent_output *ret,
+			  struct jbuf *calls, char *msg, size_t msglen)
+{
+	const struct sbx_result *p = rr->res;
+	const struct chat_request *r = rr->req;
+	const char *code = run_outcome(rr, msg, msglen);
+	struct agent_output o;
+	struct agent_error ae;
+	struct jbuf text = {0};
+	char tail[1501];
+
+	if (code)
+		return code;
+	if (agent_parse(p->out.p ? p->out.p : "", p->out.len, r->tools, r->ntools, &o, &ae) == 0) {
+		if (calls)
+			resp_tool_calls(&text, &o);
+		if (!text.oom) {
+			if (calls)
+				jbuf_append(calls, text.p, text.len);
+			jbuf_free(&text);
+			*ret = o;
+			return NULL;
+		}
+		fail(&ae, "invalid_changes", "out of memory building the tool calls");
+		jbuf_free(&text);
+		agent_output_free(&o);
+	}
+	stderr_tail(&p->res[p->n - 1], tail, sizeof tail);
+	snprintf(msg, msglen, "block %zu: %s; stderr: %s", p->n - 1, ae.message, tail);
+	return ae.code;
 }

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <string.h>
 
 #include "json/response.h"
@@ -320,4 +321,46 @@ void resp_sse_error(struct jbuf *b, const char *code, const char *type,
 void resp_sse_done(struct jbuf *b)
 {
 	jbuf_puts(b, "data: [DONE]\n\n");
+}
+
+/* ---- agent mode's tool calls, rendered from the parsed output ---- */
+
+/* Each call's arguments is a JSON text carried as a JSON string. */
+void resp_tool_calls(struct jbuf *b, const struct agent_output *o)
+{
+	struct jbuf args = {0};
+
+	jbuf_puts(b, "[");
+	for (size_t i = 0; i <= o->n; i++) {
+		args.len = 0;
+		agent_call_args(&args, o, i);
+		jbuf_printf(b, "%s{\"id\":\"call_%zu\",\"type\":\"function\",\"function\":{\"name\":",
+			    i ? "," : "", i);
+		str(b, agent_call_name(o, i));
+		jbuf_puts(b, ",\"arguments\":");
+		jstr_escape(b, args.p ? args.p : "", args.len);
+		jbuf_puts(b, "}}");
+	}
+	jbuf_puts(b, "]");
+	if (args.oom)
+		b->oom = 1;
+	jbuf_free(&args);
+}
+
+void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
+			 const struct agent_output *o)
+{
+	struct jbuf args = {0};
+	char id[32];
+
+	for (size_t i = 0; i <= o->n; i++) {
+		args.len = 0;
+		agent_call_args(&args, o, i);
+		snprintf(id, sizeof id, "call_%zu", i);
+		resp_sse_call_head(b, rr, i, id, agent_call_name(o, i));
+		resp_sse_call_args(b, rr, i, jbuf_cstr(&args) ? args.p : "");
+	}
+	if (args.oom)
+		b->oom = 1;
+	jbuf_free(&args);
 }

@@ -4,6 +4,7 @@
 #ifndef CODELLM_RESPONSE_H
 #define CODELLM_RESPONSE_H
 
+#include "json/agent.h"
 #include "json/jstr.h"
 #include "json/registry.h"
 #include "json/request.h"
@@ -72,5 +73,12 @@ void resp_sse_usage(struct jbuf *b, const struct resp_run *rr);
 void resp_sse_error(struct jbuf *b, const char *code, const char *type,
 		    const char *message, const struct resp_run *rr);
 void resp_sse_done(struct jbuf *b);
+
+/* Agent mode's tool calls from the parsed output: the tool_calls array
+ * (ids call_0, call_1, …, finish last), and the same calls as stream
+ * deltas (resp_sse_call_head and resp_sse_call_args for each). */
+void resp_tool_calls(struct jbuf *b, const struct agent_output *o);
+void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
+			 const struct agent_output *o);
 
 #endif
