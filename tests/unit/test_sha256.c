@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/sha256.h"
+#include "json/sha256.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
 

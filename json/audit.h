@@ -1,11 +1,15 @@
 /* The journal record of a request (SPEC §9): one per request but
- * /healthz, sent by the handler itself through sd_journal_send, with a
- * fixed MESSAGE_ID per kind (units/codellm.catalog documents them).
- * Never the key, a presented bearer, note content or code. */
+ * /healthz, with a fixed MESSAGE_ID per kind (units/codellm.catalog
+ * documents them). Never the key, a presented bearer, note content or
+ * code. Pure: this builds the record's fields; the handler sends them
+ * (sd_journal_sendv). */
 #ifndef CODELLM_AUDIT_H
 #define CODELLM_AUDIT_H
 
+#include <sys/uio.h>
+
 #include "json/jstr.h"
+#include "json/request.h"
 
 #define AUDIT_ID_RAN     "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
 #define AUDIT_ID_REFUSED "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
@@ -46,8 +50,22 @@ struct audit {
  * the input's original length. Always NUL-terminates (outlen >= 32). */
 void audit_text(char *out, size_t outlen, const char *v, size_t n);
 
-/* Sends the record; returns sd_journal_sendv's result (which is 0 also
- * when no journal listens: tests read the journal back). */
-int audit_send(const struct audit *a);
+/* What the record says of a parsed request: the mode, the model, the
+ * blocks and their languages, and the code's SHA-256 (never the code). */
+void audit_request(struct audit *a, const struct chat_request *r, const char *mode);
+
+#define AUDIT_MAX_FIELDS 24
+
+/* The record as journald fields, in order: each iov_base is a
+ * malloc'd, NUL-terminated "NAME=value" (iov_len leaves the NUL out;
+ * CODELLM_WRITE_PATHS holds newlines, which the native protocol
+ * carries). A field whose allocation failed is left out. */
+struct audit_fields {
+	struct iovec iov[AUDIT_MAX_FIELDS];
+	int n;
+};
+
+void audit_fields(const struct audit *a, struct audit_fields *ret);
+void audit_fields_free(struct audit_fields *f);
 
 #endif

@@ -2,36 +2,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <syslog.h>
 
-#include <systemd/sd-journal.h>
-
-#include "ops/audit.h"
-
-#define MAX_FIELDS 24
-
-struct fields {
-	struct iovec iov[MAX_FIELDS];
-	char *mem[MAX_FIELDS];
-	int n;
-};
+#include "json/audit.h"
+#include "json/sha256.h"
 
 __attribute__((format(printf, 2, 3)))
-static void add(struct fields *f, const char *fmt, ...)
+static void add(struct audit_fields *f, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 	int len;
 
-	if (f->n >= MAX_FIELDS)
+	if (f->n >= AUDIT_MAX_FIELDS)
 		return;
 	va_start(ap, fmt);
 	len = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (len < 0)
 		return;
-	f->mem[f->n] = s;
 	f->iov[f->n].iov_base = s;
 	f->iov[f->n].iov_len = (size_t)len;
 	f->n++;
@@ -40,17 +29,17 @@ static void add(struct fields *f, const char *fmt, ...)
 /* A value that holds newlines (the write paths, one per line, each
  * passed through audit_text): the journal's native protocol carries
  * them as a binary field. */
-static void add_bytes(struct fields *f, const char *name, const char *v, size_t len)
+static void add_bytes(struct audit_fields *f, const char *name, const char *v, size_t len)
 {
 	size_t nl = strlen(name);
 	char *s;
 
-	if (f->n >= MAX_FIELDS || !(s = malloc(nl + 1 + len)))
+	if (f->n >= AUDIT_MAX_FIELDS || !(s = malloc(nl + 1 + len + 1)))
 		return;
 	memcpy(s, name, nl);
 	s[nl] = '=';
 	memcpy(s + nl + 1, v, len);
-	f->mem[f->n] = s;
+	s[nl + 1 + len] = '\0';
 	f->iov[f->n].iov_base = s;
 	f->iov[f->n].iov_len = nl + 1 + len;
 	f->n++;
@@ -123,55 +112,77 @@ cut:
 	snprintf(out + k, outlen - k, "%s", tail);
 }
 
-int audit_send(const struct audit *a)
+/* The journal priority: a run that failed or a refusal stands out. */
+static int priority(const struct audit *a)
 {
-	struct fields f = { .n = 0 };
+	if (a->kind == AUDIT_RAN)
+		return a->exit_code == 0 && a->status == 200 ? LOG_INFO : LOG_NOTICE;
+	if (a->kind == AUDIT_NOTHING)
+		return LOG_INFO;
+	return a->status >= 500 ? LOG_ERR : LOG_WARNING;
+}
+
+void audit_fields(const struct audit *a, struct audit_fields *ret)
+{
+	struct audit_fields *f = ret;
 	const char *id = a->kind == AUDIT_RAN ? AUDIT_ID_RAN :
 			 a->kind == AUDIT_NOTHING ? AUDIT_ID_NOTHING : AUDIT_ID_REFUSED;
-	int prio, rc;
 
+	f->n = 0;
 	if (a->kind == AUDIT_RAN)
-		prio = a->exit_code == 0 && a->status == 200 ? LOG_INFO : LOG_NOTICE;
-	else if (a->kind == AUDIT_NOTHING)
-		prio = LOG_INFO;
-	else
-		prio = a->status >= 500 ? LOG_ERR : LOG_WARNING;
-	if (a->kind == AUDIT_RAN)
-		add(&f, "MESSAGE=codellm: %s %d: ran %u block(s) (%s), exit %d%s, %ld ms",
+		add(f, "MESSAGE=codellm: %s %d: ran %u block(s) (%s), exit %d%s, %ld ms",
 		    a->route, a->status, a->blocks, a->langs, a->exit_code,
 		    a->timed_out ? ", timed out" : "", a->duration_ms);
 	else
-		add(&f, "MESSAGE=codellm: %s %d: %s", a->route, a->status,
+		add(f, "MESSAGE=codellm: %s %d: %s", a->route, a->status,
 		    a->kind == AUDIT_NOTHING ? "nothing to run" : "refused, nothing ran");
-	add(&f, "MESSAGE_ID=%s", id);
-	add(&f, "PRIORITY=%d", prio);
-	add(&f, "SYSLOG_IDENTIFIER=codellm");
-	add(&f, "CODELLM_REQUEST_ID=%s", a->request_id ? a->request_id : "");
-	add(&f, "CODELLM_PEER=%s", a->peer ? a->peer : "unknown");
-	add(&f, "CODELLM_ROUTE=%s", a->route);
-	add(&f, "CODELLM_STATUS=%d", a->status);
+	add(f, "MESSAGE_ID=%s", id);
+	add(f, "PRIORITY=%d", priority(a));
+	add(f, "SYSLOG_IDENTIFIER=codellm");
+	add(f, "CODELLM_REQUEST_ID=%s", a->request_id ? a->request_id : "");
+	add(f, "CODELLM_PEER=%s", a->peer ? a->peer : "unknown");
+	add(f, "CODELLM_ROUTE=%s", a->route);
+	add(f, "CODELLM_STATUS=%d", a->status);
 	if (a->mode)
-		add(&f, "CODELLM_MODE=%s", a->mode);
+		add(f, "CODELLM_MODE=%s", a->mode);
 	if (a->model[0])
-		add(&f, "CODELLM_MODEL=%s", a->model);
+		add(f, "CODELLM_MODEL=%s", a->model);
 	if (a->code_sha256[0]) {
-		add(&f, "CODELLM_BLOCKS=%u", a->blocks);
-		add(&f, "CODELLM_LANGS=%s", a->langs);
-		add(&f, "CODELLM_CODE_SHA256=%s", a->code_sha256);
+		add(f, "CODELLM_BLOCKS=%u", a->blocks);
+		add(f, "CODELLM_LANGS=%s", a->langs);
+		add(f, "CODELLM_CODE_SHA256=%s", a->code_sha256);
 	}
 	if (a->has_result) {
-		add(&f, "CODELLM_EXIT_CODE=%d", a->exit_code);
-		add(&f, "CODELLM_TIMED_OUT=%s", a->timed_out ? "true" : "false");
-		add(&f, "CODELLM_DURATION_MS=%ld", a->duration_ms);
+		add(f, "CODELLM_EXIT_CODE=%d", a->exit_code);
+		add(f, "CODELLM_TIMED_OUT=%s", a->timed_out ? "true" : "false");
+		add(f, "CODELLM_DURATION_MS=%ld", a->duration_ms);
 	}
 	if (a->sandbox[0])
-		add(&f, "CODELLM_SANDBOX=%s", a->sandbox);
+		add(f, "CODELLM_SANDBOX=%s", a->sandbox);
 	if (a->write_paths.len)
-		add_bytes(&f, "CODELLM_WRITE_PATHS", a->write_paths.p, a->write_paths.len);
+		add_bytes(f, "CODELLM_WRITE_PATHS", a->write_paths.p, a->write_paths.len);
 	if (a->retry_count[0])
-		add(&f, "CODELLM_RETRY_COUNT=%s", a->retry_count);
-	rc = sd_journal_sendv(f.iov, f.n);
-	for (int i = 0; i < f.n; i++)
-		free(f.mem[i]);
-	return rc;
+		add(f, "CODELLM_RETRY_COUNT=%s", a->retry_count);
+}
+
+void audit_fields_free(struct audit_fields *f)
+{
+	for (int i = 0; i < f->n; i++)
+		free(f->iov[i].iov_base);
+	f->n = 0;
+}
+
+void audit_request(struct audit *a, const struct chat_request *r, const char *mode)
+{
+	size_t n = 0;
+
+	a->mode = mode;
+	audit_text(a->model, sizeof a->model, r->model ? r->model : "",
+		   r->model ? strlen(r->model) : 0);
+	a->blocks = (unsigned)r->nblocks;
+	a->langs[0] = '\0';
+	for (size_t i = 0; i < r->nblocks && n < sizeof a->langs; i++)
+		n += (size_t)snprintf(a->langs + n, sizeof a->langs - n, "%s%s",
+				      i ? "," : "", r->blocks[i].interp->name);
+	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
 }
