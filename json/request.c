@@ -436,30 +436,17 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 	return 0;
 }
 
-int req_parse(const char *body, size_t len, const struct registry *reg,
-	      const struct req_limits *lim, struct chat_request *r,
-	      struct req_error *err)
+/* The code message: the last system/user message with a runnable block,
+ * its blocks taken; else, when the model names an interpreter, the last
+ * user message whole. Sets *ret_code, or -1 with err filled. */
+static int find_code_message(struct chat_request *r, const struct registry *reg,
+			     const struct msg *msgs, size_t nmsgs,
+			     const struct req_limits *lim, size_t *ret_code,
+			     struct req_error *err)
 {
-	cJSON *root = NULL;
-	struct msg *msgs = NULL;
-	size_t nmsgs = 0, code = (size_t)-1;
-	int rc = -1;
+	size_t code = (size_t)-1;
+	char seen[384];
 
-	memset(r, 0, sizeof *r);
-	memset(err, 0, sizeof *err);
-	if (!(root = parse_object(body, len, err)))
-		return -1;
-	if (parse_scalars(root, r, reg, err) < 0 ||
-	    parse_tools(cJSON_GetObjectItemCaseSensitive(root, "tools"), r, err) < 0 ||
-	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
-			   &msgs, &nmsgs, err) < 0)
-		goto out;
-	/* everything needed is copied or taken out of the tree: let it go
-	 * before the blocks are copied, so the two never add up */
-	cJSON_Delete(root);
-	root = NULL;
-
-	/* The code message: the last system/user message with a runnable block. */
 	for (size_t i = nmsgs; i-- > 0 && code == (size_t)-1;) {
 		size_t runnable = 0;
 
@@ -468,55 +455,45 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 		if (runnable)
 			code = i;
 	}
-	if (code != (size_t)-1 &&
-	    take_blocks(r, reg, &msgs[code], lim, err) < 0)
-		goto out;
-	if (code == (size_t)-1 && r->model_interp) {
+	if (code != (size_t)-1) {
+		*ret_code = code;
+		return take_blocks(r, reg, &msgs[code], lim, err);
+	}
+	if (r->model_interp) {
 		/* model names an interpreter: the last user message runs whole */
 		for (size_t i = nmsgs; i-- > 0;)
 			if (is_role(msgs[i].role, "user") && msgs[i].codeable) {
-				code = i;
-				break;
-			}
-		if (code != (size_t)-1 && whole_message(r, &msgs[code], err) < 0)
-			goto out;
-	}
-	if (code == (size_t)-1) {
-		char seen[384];
-
-		labels_seen(msgs, nmsgs, seen, sizeof seen);
-		fail(err, 400, "no_runnable_block", "messages",
-		     "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
-		     seen);
-		goto out;
-	}
-	r->code_text = msgs[code].text;
-	r->code_text_len = msgs[code].len;
-	msgs[code].text = NULL;
-
-	for (size_t i = code + 1; i < nmsgs; i++)
-		if (is_role(msgs[i].role, "assistant") || is_role(msgs[i].role, "tool") ||
-		    is_role(msgs[i].role, "function"))
-			r->rerun_guard = 1;
-
-	if (!r->rerun_guard) {
-		if (!reg->any_allowed) {
-			fail(err, 403, "execution_disabled", NULL,
-			     "code execution is disabled on this server (--allowed-programs is empty)");
-			goto out;
-		}
-		for (size_t i = 0; i < r->nblocks; i++)
-			if (!r->blocks[i].interp->allowed) {
-				fail(err, 403, "program_not_allowed", "messages",
-				     "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
-				     i, r->blocks[i].label, r->blocks[i].start_line,
-				     r->blocks[i].interp->name);
-				goto out;
+				*ret_code = i;
+				return whole_message(r, &msgs[i], err);
 			}
 	}
+	labels_seen(msgs, nmsgs, seen, sizeof seen);
+	return fail(err, 400, "no_runnable_block", "messages",
+		    "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
+		    seen);
+}
 
-	/* stdin: a message named "stdin", else (run mode) the last plain
-	 * system message before the code message that holds no fence. */
+int req_check_allowed(const struct chat_request *r, const struct registry *reg,
+		      size_t from, size_t to, const char *param, struct req_error *err)
+{
+	if (!reg->any_allowed)
+		return fail(err, 403, "execution_disabled", NULL,
+			    "code execution is disabled on this server (--allowed-programs is empty)");
+	for (size_t i = from; i < to && i < r->nblocks; i++)
+		if (!r->blocks[i].interp->allowed)
+			return fail(err, 403, "program_not_allowed", param,
+				    "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
+				    i, r->blocks[i].label, r->blocks[i].start_line,
+				    r->blocks[i].interp->name);
+	return 0;
+}
+
+/* The run's inputs, taken out of msgs: the bag (a message named
+ * fleet_input) and stdin: a message named "stdin", else (run mode) the
+ * last plain system message before the code message that holds no
+ * fence. */
+static void take_inputs(struct chat_request *r, struct msg *msgs, size_t nmsgs, size_t code)
+{
 	for (size_t i = nmsgs; i-- > 0;) {
 		if (msgs[i].name && !strcmp(msgs[i].name, "fleet_input") && !r->bag) {
 			r->bag = msgs[i].text;
@@ -552,6 +529,44 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 		free(r->stdin_data);
 		r->stdin_data = NULL;
 	}
+}
+
+int req_parse(const char *body, size_t len, const struct registry *reg,
+	      const struct req_limits *lim, struct chat_request *r,
+	      struct req_error *err)
+{
+	cJSON *root = NULL;
+	struct msg *msgs = NULL;
+	size_t nmsgs = 0, code = 0;
+	int rc = -1;
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (!(root = parse_object(body, len, err)))
+		return -1;
+	if (parse_scalars(root, r, reg, err) < 0 ||
+	    parse_tools(cJSON_GetObjectItemCaseSensitive(root, "tools"), r, err) < 0 ||
+	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
+			   &msgs, &nmsgs, err) < 0)
+		goto out;
+	/* everything needed is copied or taken out of the tree: let it go
+	 * before the blocks are copied, so the two never add up */
+	cJSON_Delete(root);
+	root = NULL;
+	if (find_code_message(r, reg, msgs, nmsgs, lim, &code, err) < 0)
+		goto out;
+	r->code_text = msgs[code].text;
+	r->code_text_len = msgs[code].len;
+	msgs[code].text = NULL;
+
+	for (size_t i = code + 1; i < nmsgs; i++)
+		if (is_role(msgs[i].role, "assistant") || is_role(msgs[i].role, "tool") ||
+		    is_role(msgs[i].role, "function"))
+			r->rerun_guard = 1;
+	if (!r->rerun_guard &&
+	    req_check_allowed(r, reg, 0, r->nblocks, "messages", err) < 0)
+		goto out;
+	take_inputs(r, msgs, nmsgs, code);
 	rc = 0;
 out:
 	for (size_t i = 0; i < nmsgs; i++)
@@ -706,22 +721,9 @@ int req_parse_debug(const char *body, size_t len, const struct registry *reg,
 		     *ret_block, r->nblocks, r->nblocks == 1 ? "" : "s", r->nblocks - 1);
 		goto fail_r;
 	}
-	if (!reg->any_allowed) {
-		fail(err, 403, "execution_disabled", NULL,
-		     "code execution is disabled on this server (--allowed-programs is empty)");
+	if (req_check_allowed(r, reg, want_block ? *ret_block : 0,
+			      want_block ? *ret_block + 1 : r->nblocks, "body", err) < 0)
 		goto fail_r;
-	}
-	for (size_t i = 0; i < r->nblocks; i++) {
-		if (want_block && i != *ret_block)
-			continue;
-		if (!r->blocks[i].interp->allowed) {
-			fail(err, 403, "program_not_allowed", "body",
-			     "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
-			     i, r->blocks[i].label, r->blocks[i].start_line,
-			     r->blocks[i].interp->name);
-			goto fail_r;
-		}
-	}
 	/* request.h: stdin is NULL when empty */
 	if (in_len) {
 		r->stdin_data = in_data;

@@ -78,6 +78,14 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 
 void req_free(struct chat_request *r);
 
+/* The one check of what may run, for a chat request and the debug
+ * surface alike: 403 execution_disabled when --allowed-programs is
+ * empty, else 403 program_not_allowed (param names where the blocks
+ * came from) for the first of blocks [from, to) whose interpreter is
+ * not allowed. Returns 0, or -1 with *err filled. */
+int req_check_allowed(const struct chat_request *r, const struct registry *reg,
+		      size_t from, size_t to, const char *param, struct req_error *err);
+
 /* The debug surface (SPEC §8): the blocks of inline markdown, found as
  * in a chat request's code message, without a model (an unlabeled fence
  * runs nothing). Fills blocks, skipped and code_text; no runnable block
