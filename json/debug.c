@@ -1,4 +1,6 @@
+#include <cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,4 +199,174 @@ int dbg_query_param(const char *target, size_t n, const char *name,
 		    char **ret, size_t *ret_len)
 {
 	return http_query_param(target, n, name, ret, ret_len);
+}
+
+/* ---- the requests: a debug route's JSON body or query ---- */
+
+/* A string member's text, taken out of the tree (NULL when the member
+ * is not a string). */
+static char *take_string(cJSON *v, size_t *ret_len)
+{
+	char *p = cJSON_IsString(v) ? v->valuestring : NULL;
+
+	if (p) {
+		v->valuestring = NULL;
+		*ret_len = strlen(p);
+	}
+	return p;
+}
+
+/* The members' types: "body" a string, "stdin" a string or null,
+ * "block" an index for run-block and absent for run-pipeline. */
+static int check_members(const cJSON *root, enum req_debug what, size_t *ret_block,
+			 struct req_error *err)
+{
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "stdin");
+	const cJSON *blk = cJSON_GetObjectItemCaseSensitive(root, "block");
+
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "body")))
+		return req_fail(err, 400, "invalid_value", "body",
+				"\"body\" must be a string: the markdown, inline");
+	if (in && !cJSON_IsNull(in) && !cJSON_IsString(in))
+		return req_fail(err, 400, "invalid_value", "stdin", "\"stdin\" must be a string");
+	if (what == REQ_DEBUG_BLOCK) {
+		double v = cJSON_IsNumber(blk) ? blk->valuedouble : -1;
+
+		if (!cJSON_IsNumber(blk) || v < 0 || v != floor(v) || v > 1e9)
+			return req_fail(err, 400, "invalid_value", "block",
+					"\"block\" must be a block's index: an integer from 0");
+		*ret_block = (size_t)v;
+	} else if (blk && what == REQ_DEBUG_PIPELINE) {
+		return req_fail(err, 400, "invalid_value", "block",
+				"\"block\" is for /debug/run-block; the pipeline runs every block");
+	}
+	return 0;
+}
+
+/* What a run needs, taken out of the tree: the stdin and the bag (a
+ * string is the bag's text, as a fleet_input message is; another value
+ * its compact JSON). */
+static int take_inputs(cJSON *root, struct jbuf *in, char **bag, size_t *bag_len,
+		       struct req_error *err)
+{
+	cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "input");
+
+	in->p = take_string(cJSON_GetObjectItemCaseSensitive(root, "stdin"), &in->len);
+	*bag = take_string(b, bag_len);
+	if (!*bag && b && !cJSON_IsNull(b)) {
+		*bag = cJSON_PrintUnformatted(b);
+		if (!*bag)
+			return req_oom(err);
+		*bag_len = strlen(*bag);
+	}
+	return 0;
+}
+
+/* A body that will run: one runnable block at least, the asked block
+ * there, and what would run allowed. */
+static int check_runnable(const struct chat_request *r, const struct registry *reg,
+			  enum req_debug what, size_t block, struct req_error *err)
+{
+	int one = what == REQ_DEBUG_BLOCK;
+
+	if (r->nblocks == 0)
+		return req_fail(err, 400, "no_runnable_block", "body",
+				"the body has no fenced block whose label names an interpreter");
+	if (one && block >= r->nblocks)
+		return req_fail(err, 400, "invalid_value", "block",
+				"block %zu does not exist: the body has %zu runnable block%s (0..%zu)",
+				block, r->nblocks, r->nblocks == 1 ? "" : "s", r->nblocks - 1);
+	return req_check_allowed(r, reg, one ? block : 0, one ? block + 1 : r->nblocks,
+				 "body", err);
+}
+
+/* run-block: a pipeline of the one block */
+static void narrow(struct chat_request *r, size_t block)
+{
+	for (size_t i = 0; i < r->nblocks; i++)
+		if (i != block) {
+			free(r->blocks[i].label);
+			free(r->blocks[i].code);
+		}
+	r->blocks[0] = r->blocks[block];
+	r->nblocks = 1;
+}
+
+int req_parse_debug(const char *body, size_t len, const struct registry *reg,
+		    const struct req_limits *lim, enum req_debug what,
+		    struct chat_request *r, size_t *ret_block, struct req_error *err)
+{
+	struct jbuf in = {0};
+	char *md = NULL, *bag = NULL;
+	size_t md_len = 0, bag_len = 0;
+	cJSON *root;
+	int rc = -1;
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (!(root = req_parse_object(body, len, err)))
+		return -1;
+	if (check_members(root, what, ret_block, err) < 0 ||
+	    (what != REQ_DEBUG_LIST && take_inputs(root, &in, &bag, &bag_len, err) < 0))
+		goto out;
+	/* the tree let go before the blocks are copied, so the two never
+	 * add up */
+	md = take_string(cJSON_GetObjectItemCaseSensitive(root, "body"), &md_len);
+	cJSON_Delete(root);
+	root = NULL;
+	rc = req_take_markdown(md, md_len, reg, lim, r, err);
+	md = NULL;
+	if (rc < 0 || what == REQ_DEBUG_LIST)
+		goto out;	/* the list: only the blocks, nothing will run */
+	if ((rc = check_runnable(r, reg, what, *ret_block, err)) < 0) {
+		req_free(r);
+		goto out;
+	}
+	/* request.h: stdin is NULL when empty */
+	if (in.len) {
+		r->stdin_data = in.p;
+		r->stdin_len = in.len;
+		in.p = NULL;
+	}
+	r->bag = bag;
+	r->bag_len = bag_len;
+	bag = NULL;
+	if (what == REQ_DEBUG_BLOCK)
+		narrow(r, *ret_block);
+out:
+	free(md);
+	free(in.p);
+	free(bag);
+	cJSON_Delete(root);
+	return rc;
+}
+
+int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
+			  const struct req_limits *lim, struct chat_request *r,
+			  struct req_error *err)
+{
+	char *md;
+	size_t len;
+	int rc = dbg_query_param(target, n, "body", &md, &len);
+
+	memset(r, 0, sizeof *r);
+	memset(err, 0, sizeof *err);
+	if (rc == -3)
+		return req_oom(err);
+	if (rc == -2)
+		return req_fail(err, 400, "invalid_value", "body",
+				"the body query parameter is not valid form encoding");
+	if (rc < 0)
+		return req_fail(err, 400, "invalid_value", "body",
+				"GET /debug/blocks needs ?body=<markdown, form-encoded>; "
+				"or POST {\"body\": …}");
+	/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused as
+	 * in a JSON body */
+	if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len))
+		rc = req_fail(err, 400, "invalid_value", "body",
+			      "the body query parameter holds a NUL byte or invalid UTF-8");
+	else
+		rc = req_from_markdown(md, len, reg, lim, r, err);
+	free(md);
+	return rc;
 }

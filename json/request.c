@@ -5,11 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json/debug.h"
 #include "json/fence.h"
 #include "json/jstr.h"
 #include "json/precheck.h"
 #include "json/request.h"
+
+static int vfail(struct req_error *err, int status, const char *code,
+		 const char *param, const char *fmt, va_list ap)
+{
+	err->status = status;
+	err->type = status == 403 ? "permission_error" :
+		    status == 503 ? "server_error" : "invalid_request_error";
+	err->code = code;
+	err->param = param;
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	return -1;
+}
 
 __attribute__((format(printf, 5, 6)))
 static int fail(struct req_error *err, int status, const char *code,
@@ -17,13 +28,8 @@ static int fail(struct req_error *err, int status, const char *code,
 {
 	va_list ap;
 
-	err->status = status;
-	err->type = status == 403 ? "permission_error" :
-		    status == 503 ? "server_error" : "invalid_request_error";
-	err->code = code;
-	err->param = param;
 	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	vfail(err, status, code, param, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -35,6 +41,22 @@ static int oom(struct req_error *err)
 {
 	return fail(err, 503, "server_overloaded", NULL,
 		    "the server is out of memory reading this request; retry");
+}
+
+int req_fail(struct req_error *err, int status, const char *code,
+	     const char *param, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, status, code, param, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int req_oom(struct req_error *err)
+{
+	return oom(err);
 }
 
 /* The body as one JSON object; NULL with err filled. precheck_json
@@ -61,6 +83,11 @@ static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 		return NULL;
 	}
 	return root;
+}
+
+struct cJSON *req_parse_object(const char *body, size_t len, struct req_error *err)
+{
+	return parse_object(body, len, err);
 }
 
 /* A message as the rest of the reading needs it, the parsed tree gone:
@@ -598,9 +625,7 @@ void req_free(struct chat_request *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* req_from_markdown on text it owns from here on (kept as code_text, or
- * freed on failure). */
-static int markdown_blocks(char *text, size_t len, const struct registry *reg,
+int req_take_markdown(char *text, size_t len, const struct registry *reg,
 			   const struct req_limits *lim, struct chat_request *r,
 			   struct req_error *err)
 {
@@ -630,157 +655,5 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 	own = dupn(text, len);
 	if (!own)
 		return oom(err);
-	return markdown_blocks(own, len, reg, lim, r, err);
-}
-
-/* A string member's text, taken out of the tree (NULL when the member
- * is not a string). */
-static char *take_string(cJSON *v, size_t *ret_len)
-{
-	char *p = cJSON_IsString(v) ? v->valuestring : NULL;
-
-	if (p) {
-		v->valuestring = NULL;
-		*ret_len = strlen(p);
-	}
-	return p;
-}
-
-int req_parse_debug(const char *body, size_t len, const struct registry *reg,
-		    const struct req_limits *lim, enum req_debug what,
-		    struct chat_request *r, size_t *ret_block, struct req_error *err)
-{
-	int want_block = what == REQ_DEBUG_BLOCK, rc = -1;
-	char *md = NULL, *in_data = NULL, *bag_data = NULL;
-	size_t md_len = 0, in_len = 0, bag_len = 0;
-	cJSON *root = NULL, *in, *bag;
-	const cJSON *blk;
-
-	memset(r, 0, sizeof *r);
-	memset(err, 0, sizeof *err);
-	if (!(root = parse_object(body, len, err)))
-		return -1;
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "body"))) {
-		fail(err, 400, "invalid_value", "body",
-		     "\"body\" must be a string: the markdown, inline");
-		goto out;
-	}
-	in = cJSON_GetObjectItemCaseSensitive(root, "stdin");
-	if (in && !cJSON_IsNull(in) && !cJSON_IsString(in)) {
-		fail(err, 400, "invalid_value", "stdin", "\"stdin\" must be a string");
-		goto out;
-	}
-	blk = cJSON_GetObjectItemCaseSensitive(root, "block");
-	if (want_block) {
-		double v = cJSON_IsNumber(blk) ? blk->valuedouble : -1;
-
-		if (!cJSON_IsNumber(blk) || v < 0 || v != floor(v) || v > 1e9) {
-			fail(err, 400, "invalid_value", "block",
-			     "\"block\" must be a block's index: an integer from 0");
-			goto out;
-		}
-		*ret_block = (size_t)v;
-	} else if (blk && what == REQ_DEBUG_PIPELINE) {
-		fail(err, 400, "invalid_value", "block",
-		     "\"block\" is for /debug/run-block; the pipeline runs every block");
-		goto out;
-	}
-	/* what a run needs, taken out of the tree, and the tree let go
-	 * before the blocks are copied, so the two never add up */
-	md = take_string(cJSON_GetObjectItemCaseSensitive(root, "body"), &md_len);
-	if (what != REQ_DEBUG_LIST) {
-		in_data = take_string(in, &in_len);
-		bag = cJSON_GetObjectItemCaseSensitive(root, "input");
-		/* a string is the bag's text, as a fleet_input message is;
-		 * another value its compact JSON */
-		bag_data = take_string(bag, &bag_len);
-		if (!bag_data && bag && !cJSON_IsNull(bag)) {
-			bag_data = cJSON_PrintUnformatted(bag);
-			if (!bag_data) {
-				oom(err);
-				goto out;
-			}
-			bag_len = strlen(bag_data);
-		}
-	}
-	cJSON_Delete(root);
-	root = NULL;
-	rc = markdown_blocks(md, md_len, reg, lim, r, err);
-	md = NULL;
-	if (rc < 0 || what == REQ_DEBUG_LIST)
-		goto out;	/* the list: only the blocks, nothing will run */
-	rc = -1;
-	if (r->nblocks == 0) {
-		fail(err, 400, "no_runnable_block", "body",
-		     "the body has no fenced block whose label names an interpreter");
-		goto fail_r;
-	}
-	if (want_block && *ret_block >= r->nblocks) {
-		fail(err, 400, "invalid_value", "block",
-		     "block %zu does not exist: the body has %zu runnable block%s (0..%zu)",
-		     *ret_block, r->nblocks, r->nblocks == 1 ? "" : "s", r->nblocks - 1);
-		goto fail_r;
-	}
-	if (req_check_allowed(r, reg, want_block ? *ret_block : 0,
-			      want_block ? *ret_block + 1 : r->nblocks, "body", err) < 0)
-		goto fail_r;
-	/* request.h: stdin is NULL when empty */
-	if (in_len) {
-		r->stdin_data = in_data;
-		r->stdin_len = in_len;
-		in_data = NULL;
-	}
-	r->bag = bag_data;
-	r->bag_len = bag_len;
-	bag_data = NULL;
-	if (want_block) {
-		/* run-block: a pipeline of the one block */
-		for (size_t i = 0; i < r->nblocks; i++)
-			if (i != *ret_block) {
-				free(r->blocks[i].label);
-				free(r->blocks[i].code);
-			}
-		r->blocks[0] = r->blocks[*ret_block];
-		r->nblocks = 1;
-	}
-	rc = 0;
-	goto out;
-fail_r:
-	req_free(r);
-out:
-	free(md);
-	free(in_data);
-	free(bag_data);
-	cJSON_Delete(root);
-	return rc;
-}
-
-int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
-			  const struct req_limits *lim, struct chat_request *r,
-			  struct req_error *err)
-{
-	char *md;
-	size_t len;
-	int rc = dbg_query_param(target, n, "body", &md, &len);
-
-	memset(r, 0, sizeof *r);
-	memset(err, 0, sizeof *err);
-	if (rc == -3)
-		return oom(err);
-	if (rc == -2)
-		return fail(err, 400, "invalid_value", "body",
-			    "the body query parameter is not valid form encoding");
-	if (rc < 0)
-		return fail(err, 400, "invalid_value", "body",
-			    "GET /debug/blocks needs ?body=<markdown, form-encoded>; "
-			    "or POST {\"body\": …}");
-	/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused as
-	 * in a JSON body */
-	if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len))
-		rc = fail(err, 400, "invalid_value", "body",
-			  "the body query parameter holds a NUL byte or invalid UTF-8");
-	else
-		rc = req_from_markdown(md, len, reg, lim, r, err);
-	free(md);
-	return rc;
+	return req_take_markdown(own, len, reg, lim, r, err);
 }

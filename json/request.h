@@ -94,27 +94,19 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 		      const struct req_limits *lim, struct chat_request *ret,
 		      struct req_error *err);
 
-/* GET /debug/blocks?body=…: the form-encoded markdown of the request
- * target's query, read as req_from_markdown does; 400 param "body" when
- * it is absent, badly encoded, or holds NUL or invalid UTF-8. */
-int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
-			  const struct req_limits *lim, struct chat_request *ret,
-			  struct req_error *err);
-
-enum req_debug {
-	REQ_DEBUG_LIST,		/* /debug/blocks: {"body"} */
-	REQ_DEBUG_BLOCK,	/* /debug/run-block: {"body","block","stdin","input"} */
-	REQ_DEBUG_PIPELINE,	/* /debug/run-pipeline: {"body","stdin","input"} */
-};
-
-/* A debug route's JSON body. LIST fills only the blocks. BLOCK and
- * PIPELINE fill the request as req_parse does (blocks, stdin, bag: a
- * string verbatim, another JSON value as its compact text) and refuse
- * what a chat request refuses: no runnable block, a program not allowed,
- * execution disabled. BLOCK sets *ret_block and narrows the request to
- * that one block (blocks[0], nblocks 1). */
-int req_parse_debug(const char *body, size_t len, const struct registry *reg,
-		    const struct req_limits *lim, enum req_debug what,
-		    struct chat_request *ret, size_t *ret_block, struct req_error *err);
+/* For the debug wire (json/debug.c), which reads its bodies as a chat
+ * request is read: the error filler, out of memory (503), the body as
+ * one checked JSON object (NULL with *err filled), and
+ * req_from_markdown on text it owns from here on (kept as code_text,
+ * or freed on failure). */
+__attribute__((format(printf, 5, 6)))
+int req_fail(struct req_error *err, int status, const char *code,
+	     const char *param, const char *fmt, ...);
+int req_oom(struct req_error *err);
+struct cJSON;
+struct cJSON *req_parse_object(const char *body, size_t len, struct req_error *err);
+int req_take_markdown(char *text, size_t len, const struct registry *reg,
+		      const struct req_limits *lim, struct chat_request *r,
+		      struct req_error *err);
 
 #endif
