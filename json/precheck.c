@@ -207,18 +207,21 @@ static int literal(const char *s, size_t n, size_t *pi)
 	return -1;
 }
 
-int precheck_json(const char *s, size_t n, struct precheck *ret)
+/* Where the walk is: what may come next, and the open levels. */
+struct walk {
+	enum { VALUE, KEY, AFTER } want;
+	uint64_t obj;		/* bit d: the open level d + 1 is an object */
+	int depth;
+	size_t values;
+};
+
+/* The bytes before any syntax: no raw NUL (never JSON, and it would end
+ * a string for cJSON), valid UTF-8; *ret_start skips a leading BOM. */
+static int check_bytes(const char *s, size_t n, struct precheck *ret, size_t *ret_start)
 {
 	const char *nul = n ? memchr(s, '\0', n) : NULL;
-	enum { VALUE, KEY, AFTER } want = VALUE;
-	uint64_t obj = 0;	/* bit d: the open level d + 1 is an object */
-	size_t i = 0, valid, values = 0;
-	int depth = 0;
+	size_t valid;
 
-	ret->problem = PRECHECK_OK;
-	ret->offset = 0;
-	ret->message[0] = '\0';
-	/* a raw NUL is never JSON, and would end a string for cJSON */
 	if (nul)
 		return fail(ret, PRECHECK_NUL, (size_t)(nul - s),
 			    "holds a NUL byte (byte %zu)", (size_t)(nul - s));
@@ -226,13 +229,105 @@ int precheck_json(const char *s, size_t n, struct precheck *ret)
 	if (valid < n)
 		return fail(ret, PRECHECK_UTF8, valid,
 			    "is not valid UTF-8 (byte %zu)", valid);
-	if (n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3))
-		i = 3;
-	for (;;) {
-		int in_obj = depth > 0 && (obj >> (depth - 1) & 1);
+	*ret_start = n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3) ? 3 : 0;
+	return 0;
+}
 
+/* After a value: a comma, or the end of the open array or object. */
+static int after_value(const char *s, size_t *pi, struct walk *w)
+{
+	int in_obj = w->depth > 0 && (w->obj >> (w->depth - 1) & 1);
+
+	if (s[*pi] == ',')
+		w->want = in_obj ? KEY : VALUE;
+	else if (s[*pi] == (in_obj ? '}' : ']'))
+		w->depth--;
+	else
+		return -1;
+	(*pi)++;
+	return 0;
+}
+
+/* A member's key and its colon. */
+static int key(const char *s, size_t n, size_t *pi, struct walk *w, struct precheck *ret)
+{
+	if (s[*pi] != '"' || string(s, n, pi, ret) < 0)
+		return -1;
+	*pi = skip_ws(s, n, *pi);
+	if (*pi >= n || s[*pi] != ':')
+		return -1;
+	(*pi)++;
+	w->want = VALUE;
+	return 0;
+}
+
+/* '{' or '[': one level deeper, closed at once when empty. */
+static int open_level(const char *s, size_t n, size_t *pi, struct walk *w,
+		      struct precheck *ret)
+{
+	int is_obj = s[*pi] == '{';
+
+	if (w->depth == PRECHECK_MAX_DEPTH)
+		return fail(ret, PRECHECK_DEPTH, *pi,
+			    "is nested deeper than %d levels (byte %zu)",
+			    PRECHECK_MAX_DEPTH, *pi);
+	if (is_obj)
+		w->obj |= UINT64_C(1) << w->depth;
+	else
+		w->obj &= ~(UINT64_C(1) << w->depth);
+	w->depth++;
+	*pi = skip_ws(s, n, *pi + 1);
+	/* empty: closed at once; otherwise a key or a value */
+	if (*pi < n && s[*pi] == (is_obj ? '}' : ']')) {
+		(*pi)++;
+		w->depth--;
+		w->want = AFTER;
+	} else {
+		w->want = is_obj ? KEY : VALUE;
+	}
+	return 0;
+}
+
+/* One value where one is wanted: a container opens, a scalar is read. */
+static int value(const char *s, size_t n, size_t *pi, struct walk *w, struct precheck *ret)
+{
+	if (++w->values > PRECHECK_MAX_VALUES)
+		return fail(ret, PRECHECK_VALUES, *pi,
+			    "holds more than %d JSON values (byte %zu)",
+			    PRECHECK_MAX_VALUES, *pi);
+	if (s[*pi] == '{' || s[*pi] == '[')
+		return open_level(s, n, pi, w, ret);
+	if (s[*pi] == '"') {
+		if (string(s, n, pi, ret) < 0)
+			return -1;
+	} else if (s[*pi] == 't' || s[*pi] == 'f' || s[*pi] == 'n') {
+		if (literal(s, n, pi) < 0)
+			return -1;
+	} else if (number(s, n, pi) < 0) {
+		return -1;
+	}
+	w->want = AFTER;
+	return 0;
+}
+
+/* A walk over the text with an explicit stack (one bit per level), not
+ * a recursive descent: the depth is checked, never the C stack's. Each
+ * step returns -1 on a problem; one it named is in *ret already, any
+ * other is a syntax error where the walk stopped. */
+int precheck_json(const char *s, size_t n, struct precheck *ret)
+{
+	struct walk w = { .want = VALUE };
+	size_t i = 0;
+	int rc;
+
+	ret->problem = PRECHECK_OK;
+	ret->offset = 0;
+	ret->message[0] = '\0';
+	if (check_bytes(s, n, ret, &i) < 0)
+		return -1;
+	for (;;) {
 		i = skip_ws(s, n, i);
-		if (want == AFTER && depth == 0) {
+		if (w.want == AFTER && w.depth == 0) {
 			if (i < n)
 				return fail(ret, PRECHECK_TRAILING, i,
 					    "has data after the JSON value (byte %zu)", i);
@@ -240,62 +335,16 @@ int precheck_json(const char *s, size_t n, struct precheck *ret)
 		}
 		if (i >= n)
 			break;
-		if (want == AFTER) {
-			/* a comma, or the end of the open array or object */
-			if (s[i] == ',')
-				want = in_obj ? KEY : VALUE;
-			else if (s[i] == (in_obj ? '}' : ']'))
-				depth--;
-			else
-				break;
-			i++;
-		} else if (want == KEY) {
-			if (s[i] != '"' || string(s, n, &i, ret) < 0)
-				break;
-			i = skip_ws(s, n, i);
-			if (i >= n || s[i] != ':')
-				break;
-			i++;
-			want = VALUE;
-		} else if (++values > PRECHECK_MAX_VALUES) {
-			return fail(ret, PRECHECK_VALUES, i,
-				    "holds more than %d JSON values (byte %zu)",
-				    PRECHECK_MAX_VALUES, i);
-		} else if (s[i] == '{' || s[i] == '[') {
-			if (depth == PRECHECK_MAX_DEPTH)
-				return fail(ret, PRECHECK_DEPTH, i,
-					    "is nested deeper than %d levels (byte %zu)",
-					    PRECHECK_MAX_DEPTH, i);
-			int is_obj = s[i] == '{';
-
-			if (is_obj)
-				obj |= UINT64_C(1) << depth;
-			else
-				obj &= ~(UINT64_C(1) << depth);
-			depth++;
-			i = skip_ws(s, n, i + 1);
-			/* empty: closed at once; otherwise a key or a value */
-			if (i < n && s[i] == (is_obj ? '}' : ']')) {
-				i++;
-				depth--;
-				want = AFTER;
-			} else {
-				want = is_obj ? KEY : VALUE;
-			}
-		} else {
-			if (s[i] == '"') {
-				if (string(s, n, &i, ret) < 0)
-					break;
-			} else if (s[i] == 't' || s[i] == 'f' || s[i] == 'n') {
-				if (literal(s, n, &i) < 0)
-					break;
-			} else if (number(s, n, &i) < 0) {
-				break;
-			}
-			want = AFTER;
-		}
+		if (w.want == AFTER)
+			rc = after_value(s, &i, &w);
+		else if (w.want == KEY)
+			rc = key(s, n, &i, &w, ret);
+		else
+			rc = value(s, n, &i, &w, ret);
+		if (rc < 0)
+			break;
 	}
-	/* a string's own problems are already told */
+	/* a string's own problems (and the depth and count) are already told */
 	if (ret->problem != PRECHECK_OK)
 		return -1;
 	return fail(ret, PRECHECK_SYNTAX, i, "is not valid JSON (near byte %zu)", i);
