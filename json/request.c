@@ -605,6 +605,25 @@ out:
 	return rc;
 }
 
+int req_block_file(const struct chat_request *r, size_t i, char **ret_name,
+		   struct jbuf *text)
+{
+	const struct req_block *b = &r->blocks[i];
+	const struct interp *it = b->interp;
+	size_t pre = it->prepend ? strlen(it->prepend) : 0;
+
+	if (asprintf(ret_name, "block-%zu%s", i, it->ext ? it->ext : "") < 0) {
+		*ret_name = NULL;
+		return -1;
+	}
+	/* php's "<?php" (a registry "prepend") unless the code has it */
+	if (pre && !(b->code_len >= pre - 1 &&
+		     !strncmp(b->code, it->prepend, pre - (it->prepend[pre - 1] == '\n'))))
+		jbuf_append(text, it->prepend, pre);
+	jbuf_append(text, b->code, b->code_len);
+	return 0;
+}
+
 void req_free(struct chat_request *r)
 {
 	free(r->model);

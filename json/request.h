@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "json/jstr.h"
 #include "json/registry.h"
 
 #define REQ_MAX_MESSAGES 4096
@@ -77,6 +78,15 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	      struct req_error *err);
 
 void req_free(struct chat_request *r);
+
+/* Block i as a file of the run: its name (block-N and the
+ * interpreter's extension, malloc'd into *ret_name) and its text
+ * appended to *text: the registry's "prepend" (php's "<?php") unless
+ * the code starts with it, then the code. Returns -1 (*ret_name NULL,
+ * text untouched) when the name cannot be allocated; text->oom says
+ * the text could not. */
+int req_block_file(const struct chat_request *r, size_t i, char **ret_name,
+		   struct jbuf *text);
 
 /* The one check of what may run, for a chat request and the debug
  * surface alike: 403 execution_disabled when --allowed-programs is
