@@ -779,72 +779,9 @@ static int probe(struct ctx *x)
 	return ok ? 0 : 1;
 }
 
-/* A role note, whole, into a malloc'd *text (NUL-terminated for safety
- * only). Anything that is not a readable file of at most `cap` bytes is
- * refused with the reason in why. */
-static int read_note(const char *path, size_t cap, char **text, size_t *len,
-		     char *why, size_t whylen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	size_t n = 0, size = 65536;
-	struct stat st;
-	char *p = NULL, *q;
-	ssize_t r;
-
-	if (fd < 0 || fstat(fd, &st) < 0)
-		goto fail;
-	if (S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		goto fail;
-	}
-	/* st_size is a hint only: a pipe has none, a file may grow */
-	if (S_ISREG(st.st_mode) && st.st_size >= 0 && (size_t)st.st_size < cap)
-		size = (size_t)st.st_size + 1;
-	if (!(p = malloc(size + 1)))
-		goto fail;
-	while (n <= cap) {
-		if (n == size) {
-			size = size > cap / 2 ? cap + 1 : size * 2;
-			if (!(q = realloc(p, size + 1)))
-				goto fail;
-			p = q;
-		}
-		r = read(fd, p + n, size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			goto fail;
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (n > cap) {
-		snprintf(why, whylen, "larger than %zu bytes", cap);
-		free(p);
-		return -1;
-	}
-	p[n] = '\0';
-	*text = p;
-	*len = n;
-	return 0;
-fail:
-	snprintf(why, whylen, "%s", strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(p);
-	return -1;
-}
-
-/* --check FILE...: the dry run an operator does before moving fleet role
- * notes to codellm (SPEC §9). Nothing runs; the report is
- * json/rolecheck.c's. Exit status: 0 nothing flagged, 1 something
- * flagged (an unreadable file too), 2 no check possible. */
 static int check_files(struct ctx *x, int argc, char **argv, int first)
 {
-	/* --max-request-bytes' default: a bigger note is no request anyway */
-	const size_t cap = 8u << 20;
-	int flagged = 0, failed = 0;
+	int rc;
 
 	if (!config_error[0] && first >= argc)
 		snprintf(config_error, sizeof config_error, "--check needs at least one file");
@@ -853,30 +790,11 @@ static int check_files(struct ctx *x, int argc, char **argv, int first)
 		reg_free(&x->reg);
 		return 2;
 	}
-	for (int i = first; i < argc; i++) {
-		struct jbuf b = {0};
-		char *text = NULL, why[256];
-		size_t len = 0;
-		int n;
-
-		if (read_note(argv[i], cap, &text, &len, why, sizeof why) < 0)
-			n = rc_unreadable(argv[i], why, &b);
-		else
-			n = rc_check_note(argv[i], text, len, &x->reg, opt.max_blocks, &b);
-		if (n < 0)
-			failed = 1;
-		else if (n > 0)
-			flagged = 1;
-		fwrite(b.p, 1, b.len, stdout);
-		jbuf_free(&b);
-		free(text);
-	}
-	if (fflush(stdout) != 0 || ferror(stdout))
-		failed = 1;
-	if (failed)
+	rc = rc_check_files(argv + first, argc - first, &x->reg, opt.max_blocks, stdout);
+	if (rc < 0)
 		fprintf(stderr, "codellm: --check: out of memory or output failed\n");
 	reg_free(&x->reg);
-	return failed ? 2 : flagged ? 1 : 0;
+	return rc < 0 ? 2 : rc;
 }
 
 /* The directory of the run slots (and /healthz's cached check),
@@ -1290,20 +1208,10 @@ static int run_request(struct ctx *x, struct chat_request *r)
 	if (!names)
 		goto oom;
 	for (size_t i = 0; i < r->nblocks; i++) {
-		const struct interp *it = r->blocks[i].interp;
-		size_t pre = it->prepend ? strlen(it->prepend) : 0;
 		struct jbuf code = {0};
 
-		if (asprintf(&names[i], "block-%zu%s", i, it->ext ? it->ext : "") < 0) {
-			names[i] = NULL;
+		if (req_block_file(r, i, &names[i], &code) < 0)
 			goto oom;
-		}
-		/* php's "<?php" (a registry "prepend") unless the code has it */
-		if (pre && !(r->blocks[i].code_len >= pre - 1 &&
-			     !strncmp(r->blocks[i].code, it->prepend,
-				      pre - (it->prepend[pre - 1] == '\n'))))
-			jbuf_append(&code, it->prepend, pre);
-		jbuf_append(&code, r->blocks[i].code, r->blocks[i].code_len);
 		rc = code.oom ? -ENOMEM : sbx_run_add_file(&run, names[i], code.p ? code.p : "", code.len);
 		jbuf_free(&code);
 		if (rc < 0)

@@ -3,8 +3,13 @@
  * read as the checks need: top-level keys of the frontmatter, their
  * scalar, inline-list or block-list values. Anything else in the
  * frontmatter is skipped, never trusted and never read past `len`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "json/fence.h"
 #include "json/jstr.h"
@@ -508,4 +513,97 @@ int rc_unreadable(const char *name, const char *why, struct jbuf *out)
 	prefix(out, name);
 	jbuf_puts(out, "1 problem(s)\n");
 	return out->oom ? -1 : 1;
+}
+
+/* ---- the --check driver: notes read from files ---- */
+
+/* A role note, whole, into a malloc'd *text (NUL-terminated for safety
+ * only). Anything that is not a readable file of at most `cap` bytes is
+ * refused with the reason in why. */
+static int read_note(const char *path, size_t cap, char **text, size_t *len,
+		     char *why, size_t whylen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t n = 0, size = 65536;
+	struct stat st;
+	char *p = NULL, *q;
+	ssize_t r;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	/* st_size is a hint only: a pipe has none, a file may grow */
+	if (S_ISREG(st.st_mode) && st.st_size >= 0 && (size_t)st.st_size < cap)
+		size = (size_t)st.st_size + 1;
+	if (!(p = malloc(size + 1)))
+		goto fail;
+	while (n <= cap) {
+		if (n == size) {
+			size = size > cap / 2 ? cap + 1 : size * 2;
+			if (!(q = realloc(p, size + 1)))
+				goto fail;
+			p = q;
+		}
+		r = read(fd, p + n, size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > cap) {
+		snprintf(why, whylen, "larger than %zu bytes", cap);
+		free(p);
+		return -1;
+	}
+	p[n] = '\0';
+	*text = p;
+	*len = n;
+	return 0;
+fail:
+	snprintf(why, whylen, "%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return -1;
+}
+
+/* --check FILE...: the dry run an operator does before moving fleet role
+ * notes to codellm (SPEC §9). Nothing runs; the report is
+ * json/rolecheck.c's. Exit status: 0 nothing flagged, 1 something
+ * flagged (an unreadable file too), 2 no check possible. */
+int rc_check_files(char *const *paths, int n, const struct registry *reg,
+		   size_t max_blocks, FILE *out)
+{
+	/* --max-request-bytes' default: a bigger note is no request anyway */
+	const size_t cap = 8u << 20;
+	int flagged = 0, failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct jbuf b = {0};
+		char *text = NULL, why[256];
+		size_t len = 0;
+		int k;
+
+		if (read_note(paths[i], cap, &text, &len, why, sizeof why) < 0)
+			k = rc_unreadable(paths[i], why, &b);
+		else
+			k = rc_check_note(paths[i], text, len, reg, max_blocks, &b);
+		if (k < 0)
+			failed = 1;
+		else if (k > 0)
+			flagged = 1;
+		fwrite(b.p, 1, b.len, out);
+		jbuf_free(&b);
+		free(text);
+	}
+	if (fflush(out) != 0 || ferror(out))
+		failed = 1;
+	return failed ? -1 : flagged;
 }

@@ -6,6 +6,7 @@
 #define CODELLM_ROLECHECK_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct registry;
 struct jbuf;
@@ -36,5 +37,13 @@ int rc_check_note(const char *name, const char *text, size_t len,
  * naming `why` and the count line. Returns 1 (one problem), or -1 when
  * out of memory. */
 int rc_unreadable(const char *name, const char *why, struct jbuf *out);
+
+/* The --check driver: each file in paths[0..n) read whole (at most
+ * 8 MiB; a file that cannot be read gets rc_unreadable's report) and
+ * checked with rc_check_note, the reports written to out in order.
+ * Returns 1 when a note has a problem, 0 when none has, -1 when memory
+ * ran out or out could not be written. */
+int rc_check_files(char *const *paths, int n, const struct registry *reg,
+		   size_t max_blocks, FILE *out);
 
 #endif
