@@ -1034,8 +1034,16 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 	struct jbuf b = {0}, calls = {0};
 	struct agent_output o = AGENT_OUTPUT_NONE;
 	char msg[2048];
-	const char *code = agent_outcome(rr, &o, &calls, msg, sizeof msg);
+	const char *code = agent_outcome(rr->res, rr->req, &o, msg, sizeof msg);
 
+	if (!code) {
+		resp_tool_calls(&calls, &o);
+		if (calls.oom) {
+			code = "invalid_changes";
+			agent_refusal(rr->res, "out of memory building the tool calls", msg,
+				      sizeof msg);
+		}
+	}
 	if (code) {
 		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
 		resp_execution_error(&b, code, msg, rr);
@@ -1130,7 +1138,7 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 			       "length" : "stop");
 	} else if (p) {
 		char msg[2048];
-		const char *code = agent_outcome(rr, &o, NULL, msg, sizeof msg);
+		const char *code = agent_outcome(p, r, &o, msg, sizeof msg);
 
 		if (code) {
 			fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n",
@@ -1544,10 +1552,14 @@ static int route_debug_blocks(struct ctx *x)
 	size_t unused;
 	int rc;
 
-	if (method_is(x, "GET"))
-		rc = req_parse_debug_query(x->hr.target, x->hr.target_len, &x->reg,
-					   limits(), &r, &e);
-	else
+	if (method_is(x, "GET")) {
+		char *md = NULL;
+		size_t len = 0;
+		int qrc = http_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
+
+		rc = req_parse_debug_query(qrc, md, len, &x->reg, limits(), &r, &e);
+		free(md);
+	} else
 		rc = req_parse_debug(x->body, x->body_len, &x->reg, limits(),
 				     REQ_DEBUG_LIST, &r, &unused, &e);
 	if (rc < 0)

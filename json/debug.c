@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/target.h"
 #include "json/debug.h"
 #include "json/response.h"
 
@@ -195,12 +194,6 @@ void dbg_base64(struct jbuf *b, const void *data, size_t n)
 	jbuf_append(b, out, k);
 }
 
-int dbg_query_param(const char *target, size_t n, const char *name,
-		    char **ret, size_t *ret_len)
-{
-	return http_query_param(target, n, name, ret, ret_len);
-}
-
 /* ---- the requests: a debug route's JSON body or query ---- */
 
 /* A string member's text, taken out of the tree (NULL when the member
@@ -341,32 +334,25 @@ out:
 	return rc;
 }
 
-int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
+int req_parse_debug_query(int qrc, const char *md, size_t len, const struct registry *reg,
 			  const struct req_limits *lim, struct chat_request *r,
 			  struct req_error *err)
 {
-	char *md;
-	size_t len;
-	int rc = dbg_query_param(target, n, "body", &md, &len);
-
 	memset(r, 0, sizeof *r);
 	memset(err, 0, sizeof *err);
-	if (rc == -3)
+	if (qrc == -3)
 		return req_oom(err);
-	if (rc == -2)
+	if (qrc == -2)
 		return req_fail(err, 400, "invalid_value", "body",
 				"the body query parameter is not valid form encoding");
-	if (rc < 0)
+	if (qrc < 0 || !md)
 		return req_fail(err, 400, "invalid_value", "body",
 				"GET /debug/blocks needs ?body=<markdown, form-encoded>; "
 				"or POST {\"body\": …}");
 	/* the markdown is text: a NUL (%00) or invalid UTF-8 is refused as
 	 * in a JSON body */
 	if (memchr(md, '\0', len) || !jstr_utf8_valid(md, len))
-		rc = req_fail(err, 400, "invalid_value", "body",
-			      "the body query parameter holds a NUL byte or invalid UTF-8");
-	else
-		rc = req_from_markdown(md, len, reg, lim, r, err);
-	free(md);
-	return rc;
+		return req_fail(err, 400, "invalid_value", "body",
+				"the body query parameter holds a NUL byte or invalid UTF-8");
+	return req_from_markdown(md, len, reg, lim, r, err);
 }

@@ -13,11 +13,13 @@
 #include "json/request.h"
 #include "sandbox/result.h"
 
-/* GET /debug/blocks?body=…: the form-encoded markdown of the request
- * target's query, read as req_from_markdown does; 400 param "body" when
- * it is absent, badly encoded, or holds NUL or invalid UTF-8. */
-int req_parse_debug_query(const char *target, size_t n, const struct registry *reg,
-			  const struct req_limits *lim, struct chat_request *ret,
+/* GET /debug/blocks?body=…: the markdown the handler decoded from the
+ * request target's query (http_query_param: qrc 0, or -1 absent, -2 bad
+ * form encoding, -3 out of memory), read as req_from_markdown does; 400
+ * param "body" when it is absent, badly encoded, or holds NUL or invalid
+ * UTF-8; 503 server_overloaded for -3. */
+int req_parse_debug_query(int qrc, const char *md, size_t len, const struct registry *reg,
+			  const struct req_limits *lim, struct chat_request *r,
 			  struct req_error *err);
 
 enum req_debug {
@@ -53,13 +55,5 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d);
 
 /* Append data[0..n) as standard base64 with padding (RFC 4648 §4). */
 void dbg_base64(struct jbuf *b, const void *data, size_t n);
-
-/* The value of query parameter `name` in a request-target (the part
- * after '?', up to '#'), form-decoded ('+' is a space, %XX a byte).
- * Returns 0 with a malloc'd, NUL-terminated *ret (its length in
- * *ret_len), -1 when absent, -2 when its encoding is broken, -3 when
- * memory ran out. The first occurrence wins. */
-int dbg_query_param(const char *target, size_t n, const char *name,
-		    char **ret, size_t *ret_len);
 
 #endif

@@ -20,6 +20,7 @@
 #include "json/debug.h"
 #include "json/jstr.h"
 #include "json/request.h"
+#include "http/target.h"
 
 #define MAX_BLOCKS 3
 
@@ -114,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1: parse(in, n, REQ_DEBUG_BLOCK); break;
 	case 2: parse(in, n, REQ_DEBUG_PIPELINE); break;
 	case 3:
-		rc = dbg_query_param(in, n, "body", &v, &len);
+		rc = http_query_param(in, n, "body", &v, &len);
 		CHECK(rc == 0 || rc == -1 || rc == -2 || rc == -3);
 		if (rc == 0)
 			check_text(v, len, n);

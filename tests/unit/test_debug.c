@@ -12,6 +12,21 @@
 #include "json/request.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
+#include "http/target.h"
+
+/* GET /debug/blocks?body=…: the query decoded as the handler does it */
+static int parse_query(const char *t, size_t n, const struct registry *reg,
+		       const struct req_limits *lim, struct chat_request *r,
+		       struct req_error *e)
+{
+	char *md = NULL;
+	size_t len = 0;
+	int qrc = http_query_param(t, n, "body", &md, &len), rc;
+
+	rc = req_parse_debug_query(qrc, md, len, reg, lim, r, e);
+	free(md);
+	return rc;
+}
 
 /* ---- base64: RFC 4648 §10 vectors, every byte, long input ------------- */
 
@@ -114,7 +129,7 @@ static void test_query(void)
 		char *v = NULL;
 		size_t len = 99;
 		size_t wl = r->want ? (r->want_len ? r->want_len : strlen(r->want)) : 0;
-		int rc = dbg_query_param(t, strlen(r->target), r->name, &v, &len);
+		int rc = http_query_param(t, strlen(r->target), r->name, &v, &len);
 
 		if (r->rc == 0)
 			tap_ok(rc == 0 && v && len == wl && !memcmp(v, r->want, wl) && v[len] == '\0',
@@ -348,7 +363,7 @@ static void test_query_request(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct guarded g;
 		const char *t = guard_copy(&g, bad[i].target, strlen(bad[i].target));
-		int rc = req_parse_debug_query(t, strlen(bad[i].target), &reg, &lim3, &r, &e);
+		int rc = parse_query(t, strlen(bad[i].target), &reg, &lim3, &r, &e);
 
 		tap_ok(rc == -1 && e.status == 400 && e.param && !strcmp(e.param, "body") &&
 		       strstr(e.message, bad[i].msg) && r.blocks == NULL && r.code_text == NULL,
@@ -357,7 +372,7 @@ static void test_query_request(void)
 	}
 	static const char ok[] = "/debug/blocks?body=%60%60%60py%0Aprint(1%2B2)%0A%60%60%60";
 
-	tap_ok(req_parse_debug_query(ok, strlen(ok), &reg, &lim3, &r, &e) == 0 && r.nblocks == 1 &&
+	tap_ok(parse_query(ok, strlen(ok), &reg, &lim3, &r, &e) == 0 && r.nblocks == 1 &&
 	       !strcmp(r.blocks[0].code, "print(1+2)\n") && !strcmp(r.blocks[0].label, "py"),
 	       "GET ?body=: the decoded markdown's block");
 	req_free(&r);
