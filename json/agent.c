@@ -6,7 +6,6 @@
 
 #include "json/agent.h"
 #include "json/precheck.h"
-#include "json/response.h"
 
 #define NOT_OBJECT \
 	"the last block's output is not one JSON object {\"changes\":[…],\"answer\":\"…\"}"
@@ -246,27 +245,6 @@ void agent_call_args(struct jbuf *b, const struct agent_output *o, size_t i)
 	jbuf_puts(b, "}");
 }
 
-long agent_tool_calls(const char *out, size_t len, char *const *tools,
-		      size_t ntools, struct jbuf *b, struct agent_error *err)
-{
-	struct agent_output o;
-	struct jbuf calls = {0};
-	long rc = -1;
-
-	if (agent_parse(out, len, tools, ntools, &o, err) < 0)
-		return -1;
-	resp_tool_calls(&calls, &o);
-	if (calls.oom) {
-		fail(err, "invalid_changes", "out of memory building the tool calls");
-	} else {
-		jbuf_append(b, calls.p, calls.len);
-		rc = (long)o.n;
-	}
-	jbuf_free(&calls);
-	agent_output_free(&o);
-	return rc;
-}
-
 void agent_finish_only(struct jbuf *b)
 {
 	jbuf_puts(b, "[{\"id\":\"call_0\",\"type\":\"function\",\"function\":"
@@ -289,9 +267,9 @@ static void stderr_tail(const struct sbx_block_result *br, char *out, size_t out
 
 /* The run's own end (output limit, timeout, signal, a failed block):
  * its code with msg filled, or NULL when the run ended well. */
-static const char *run_outcome(const struct resp_run *rr, char *msg, size_t msglen)
+static const char *run_outcome(const struct sbx_result *p, const struct chat_request *r,
+			       char *msg, size_t msglen)
 {
-	const struct sbx_result *p = rr->res;
 	char tail[1501];
 	size_t idx = p->decider, last = p->n - 1;
 	int ec = p->exit_code;
@@ -316,7 +294,7 @@ static const char *run_outcome(const struct resp_run *rr, char *msg, size_t msgl
 	if (ec != 0) {
 		stderr_tail(&p->res[idx], tail, sizeof tail);
 		snprintf(msg, msglen, "block %zu (%s) %s %d; stderr: %s", idx,
-			 rr->req->blocks[idx].interp->name,
+			 r->blocks[idx].interp->name,
 			 p->res[idx].signal ? "was killed by signal" : "exited with status",
 			 p->res[idx].signal ? p->res[idx].signal : ec, tail);
 		return "block_failed";
@@ -331,34 +309,24 @@ static const char *run_outcome(const struct resp_run *rr, char *msg, size_t msgl
 	return NULL;
 }
 
-const char *agent_outcome(const struct resp_run *rr, struct agent_output *ret,
-			  struct jbuf *calls, char *msg, size_t msglen)
+void agent_refusal(const struct sbx_result *p, const char *what, char *msg, size_t msglen)
 {
-	const struct sbx_result *p = rr->res;
-	const struct chat_request *r = rr->req;
-	const char *code = run_outcome(rr, msg, msglen);
-	struct agent_output o;
-	struct agent_error ae;
-	struct jbuf text = {0};
 	char tail[1501];
+
+	stderr_tail(&p->res[p->n - 1], tail, sizeof tail);
+	snprintf(msg, msglen, "block %zu: %s; stderr: %s", p->n - 1, what, tail);
+}
+
+const char *agent_outcome(const struct sbx_result *p, const struct chat_request *r,
+			  struct agent_output *ret, char *msg, size_t msglen)
+{
+	const char *code = run_outcome(p, r, msg, msglen);
+	struct agent_error ae;
 
 	if (code)
 		return code;
-	if (agent_parse(p->out.p ? p->out.p : "", p->out.len, r->tools, r->ntools, &o, &ae) == 0) {
-		if (calls)
-			resp_tool_calls(&text, &o);
-		if (!text.oom) {
-			if (calls)
-				jbuf_append(calls, text.p, text.len);
-			jbuf_free(&text);
-			*ret = o;
-			return NULL;
-		}
-		fail(&ae, "invalid_changes", "out of memory building the tool calls");
-		jbuf_free(&text);
-		agent_output_free(&o);
-	}
-	stderr_tail(&p->res[p->n - 1], tail, sizeof tail);
-	snprintf(msg, msglen, "block %zu: %s; stderr: %s", p->n - 1, ae.message, tail);
+	if (agent_parse(p->out.p ? p->out.p : "", p->out.len, r->tools, r->ntools, ret, &ae) == 0)
+		return NULL;
+	agent_refusal(p, ae.message, msg, msglen);
 	return ae.code;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "json/jstr.h"
+#include "json/request.h"
+#include "sandbox/result.h"
 
 struct agent_error {
 	const char *code;	/* "invalid_changes" or "undeclared_tool" */
@@ -46,23 +48,20 @@ int agent_parse(const char *out, size_t len, char *const *tools, size_t ntools,
 		struct agent_output *ret, struct agent_error *err);
 void agent_output_free(struct agent_output *o);
 
-/* agent_parse, then the tool_calls JSON array (ids call_0, call_1, …)
- * appended to b. Returns the number of changes (>= 0), or -1 with *err
- * filled and b untouched. */
-long agent_tool_calls(const char *out, size_t len, char *const *tools,
-		      size_t ntools, struct jbuf *b, struct agent_error *err);
 
 /* The tool_calls array of a follow-up turn: finish alone. */
 void agent_finish_only(struct jbuf *b);
 
-/* How an agent run ended (rr->p is the run): NULL with *ret filled
- * (free it with agent_output_free) and, when calls is given, the
- * tool_calls array appended to it; or the execution_error code
- * (block_failed, timeout, output_limit, invalid_changes,
- * undeclared_tool) with msg filled and *ret untouched. */
-struct resp_run;
-const char *agent_outcome(const struct resp_run *rr, struct agent_output *ret,
-			  struct jbuf *calls, char *msg, size_t msglen);
+/* How an agent run ended: NULL with *ret filled (free it with
+ * agent_output_free), or the execution_error code (block_failed,
+ * timeout, output_limit, invalid_changes, undeclared_tool) with msg
+ * filled and *ret untouched. */
+const char *agent_outcome(const struct sbx_result *res, const struct chat_request *r,
+			  struct agent_output *ret, char *msg, size_t msglen);
+
+/* msg for a refusal of the last block's output: "block N: what; stderr:
+ * <its tail>". */
+void agent_refusal(const struct sbx_result *res, const char *what, char *msg, size_t msglen);
 
 /* The arguments of tool call i (i == o->n: finish) as JSON text. */
 void agent_call_args(struct jbuf *b, const struct agent_output *o, size_t i);

@@ -364,3 +364,27 @@ void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
 		b->oom = 1;
 	jbuf_free(&args);
 }
+
+/* Parse and render in one call: for tests and the fuzz target, which
+ * check the rendered tool calls of an output. */
+long agent_tool_calls(const char *out, size_t len, char *const *tools,
+		      size_t ntools, struct jbuf *b, struct agent_error *err)
+{
+	struct agent_output o;
+	struct jbuf calls = {0};
+	long rc = -1;
+
+	if (agent_parse(out, len, tools, ntools, &o, err) < 0)
+		return -1;
+	resp_tool_calls(&calls, &o);
+	if (calls.oom) {
+		err->code = "invalid_changes";
+		snprintf(err->message, sizeof err->message, "out of memory building the tool calls");
+	} else {
+		jbuf_append(b, calls.p, calls.len);
+		rc = (long)o.n;
+	}
+	jbuf_free(&calls);
+	agent_output_free(&o);
+	return rc;
+}

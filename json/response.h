@@ -81,4 +81,10 @@ void resp_tool_calls(struct jbuf *b, const struct agent_output *o);
 void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
 			 const struct agent_output *o);
 
+/* agent_parse, then the tool_calls JSON array (ids call_0, call_1, …)
+ * appended to b. Returns the number of changes (>= 0), or -1 with *err
+ * filled and b untouched. */
+long agent_tool_calls(const char *out, size_t len, char *const *tools,
+		      size_t ntools, struct jbuf *b, struct agent_error *err);
+
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "json/agent.h"
+#include "json/response.h"
 #include "json/jstr.h"
 
 #define CHECK(c) do { \

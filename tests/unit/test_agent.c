@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "json/agent.h"
+#include "json/response.h"
 #include "json/jstr.h"
 #include "tests/guard.h"
 #include "tests/tap.h"

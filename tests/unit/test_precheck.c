@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "json/agent.h"
+#include "json/response.h"
 #include "json/debug.h"
 #include "json/jstr.h"
 #include "json/precheck.h"
