@@ -25,7 +25,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -Werror $(HARDEN) $(CFLAGS) \
 	$(PKG_CFLAGS) -I.
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 
-LIB_SRCS := $(sort $(wildcard json/*.c http/*.c sandbox/*.c ops/*.c))
+LIB_SRCS := $(sort $(wildcard json/*.c http/*.c sandbox/*.c))
 LIB_OBJS := $(LIB_SRCS:.c=.o)
 LIB := libcodellm.a
 BIN := codellm-handler
@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
-HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h ops/*.h tests/*.h *.h)
+HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h tests/*.h *.h)
 TEST_HELPERS := tests/helpers/deny-syscalls
 
 PORT ?= 8089
@@ -193,7 +193,7 @@ uninstall:
 		$(DESTDIR)$(CATALOGDIR)/codellm.catalog
 
 clean:
-	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o ops/*.o $(UNIT_BINS) $(TEST_HELPERS) \
+	rm -f $(BIN) $(LIB) *.o json/*.o http/*.o sandbox/*.o $(UNIT_BINS) $(TEST_HELPERS) \
 		units/codellm-debug@.service \
 		sandbox/init/codellm-init sandbox/gen/seccomp-gen $(SECCOMP_BLOBS) \
 		tests/fuzz/replay_* tests/fuzz/libfuzzer_* tests/fuzz/*.o
