@@ -797,115 +797,44 @@ static int check_files(struct ctx *x, int argc, char **argv, int first)
 	return rc < 0 ? 2 : rc;
 }
 
-/* The directory of the run slots (and /healthz's cached check),
- * created private to the service user when missing. */
+/* The directory of the run slots (and /healthz's shared check). */
 static int slot_dir(char *dir, size_t len)
 {
-	const char *rd = getenv("RUNTIME_DIRECTORY");
-
-	if (opt.runtime_dir)
-		snprintf(dir, len, "%s", opt.runtime_dir);
-	else if (rd && *rd == '/')
-		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
-		snprintf(dir, len, "%.*s", (int)strcspn(rd, ":"), rd);
-	else
-		snprintf(dir, len, "/run/codellm");
-	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
+	return sbx_slot_dir(opt.runtime_dir, dir, len);
 }
 
-/* /healthz's sandbox check, reused for --healthz-cache seconds from a
- * file in the slot directory (private to the service user), so a
- * stream of probes costs one sandbox setup per interval: "1\n" or
- * "0\n" (the check's verdict), the time of the check in ms, then its
- * JSON. The file is opened before the check (a root handler's check
- * leaves it running as the slot uid, which cannot create files there)
- * and rewritten in place under flock: readers take a shared lock, the
- * writer an exclusive one, neither waits. Anything odd about the file
- * (not ours, writable by others, not a regular file, too old, from the
- * future, malformed, locked) means checking afresh. */
-#define HEALTHZ_CACHE "healthz.cache"
-
-static long wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The cache file, ours and private, or -1. */
-static int healthz_open(void)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	struct stat st;
-	int fd;
-
-	if (opt.healthz_cache_s <= 0 || slot_dir(dir, sizeof dir) < 0)
-		return -1;
-	snprintf(path, sizeof path, "%s/" HEALTHZ_CACHE, dir);
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int healthz_cached(int fd, struct jbuf *sb, long *at)
-{
-	char buf[16384];
-	ssize_t n;
-	long age;
-	char *end;
-	int ok;
-
-	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
-		return -1;
-	n = pread(fd, buf, sizeof buf - 1, 0);
-	flock(fd, LOCK_UN);
-	if (n < 4 || (buf[0] != '0' && buf[0] != '1') || buf[1] != '\n')
-		return -1;
-	buf[n] = '\0';
-	ok = buf[0] == '1';
-	errno = 0;
-	*at = strtol(buf + 2, &end, 10);
-	age = wall_ms() - *at;
-	if (errno || *end != '\n' || age < 0 || age >= (long)(opt.healthz_cache_s * 1000))
-		return -1;
-	jbuf_puts(sb, end + 1);
-	return ok;
-}
-
-static void healthz_store(int fd, const struct jbuf *sb, int ok, long at)
-{
-	char head[40];
-	int n = snprintf(head, sizeof head, "%d\n%ld\n", ok, at);
-
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-		return;
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, head, (size_t)n, 0) == n)
-		(void)!pwrite(fd, sb->p, sb->len, n);
-	flock(fd, LOCK_UN);
-}
-
-/* The sandbox check for /healthz: from the cache when fresh, else run
- * and stored. *at is when it ran (ms since the epoch). */
+/* /healthz's sandbox check, shared by every instance for
+ * --healthz-cache seconds through a file in the slot directory
+ * (sbx_shared_*), so a stream of probes costs one sandbox setup per
+ * interval: "1\n" or "0\n" (the verdict), then the JSON. The file is
+ * opened before the check: a root handler's check leaves it running as
+ * the slot uid, which cannot create files there. *at is when the check
+ * ran (ms since the epoch). */
 static int healthz_check(struct jbuf *sb, long *at)
 {
-	int fd = healthz_open(), ok;
+	char dir[PATH_MAX], buf[16384];
+	int fd = -1, ok;
 
-	if (fd >= 0 && (ok = healthz_cached(fd, sb, at)) >= 0) {
+	if (opt.healthz_cache_s > 0 && slot_dir(dir, sizeof dir) == 0)
+		fd = sbx_shared_open(dir, "healthz.cache");
+	if (fd >= 0 && sbx_shared_read(fd, (long)(opt.healthz_cache_s * 1000), buf, sizeof buf,
+				       at) >= 2 && (buf[0] == '0' || buf[0] == '1') &&
+	    buf[1] == '\n') {
 		close(fd);
-		return ok;
+		jbuf_puts(sb, buf + 2);
+		return buf[0] == '1';
 	}
-	sb->len = 0;
-	*at = wall_ms();
+	*at = sbx_wall_ms();
 	ok = sandbox_check(sb);
-	if (fd >= 0 && jbuf_cstr(sb))
-		healthz_store(fd, sb, ok, *at);
+	if (fd >= 0 && jbuf_cstr(sb)) {
+		struct jbuf data = {0};
+
+		jbuf_printf(&data, "%d\n", ok);
+		jbuf_append(&data, sb->p, sb->len);
+		if (!data.oom)
+			sbx_shared_write(fd, *at, data.p, data.len);
+		jbuf_free(&data);
+	}
 	if (fd >= 0)
 		close(fd);
 	return ok;
@@ -1192,152 +1121,190 @@ static void pipeline_inputs(struct ctx *x, const struct chat_request *r,
 	p->cb.ctx = x;
 }
 
-static int run_request(struct ctx *x, struct chat_request *r)
+/* One run's parts, from the sandbox's preparation to its cleanup. */
+struct run_parts {
+	struct sbx_run run;
+	struct sbx_pipeline p;
+	char **names;		/* each block's file in the run directory */
+	char *const **argv;	/* each block's interpreter */
+	int prepared;		/* run was prepared (maybe in part): finish it */
+};
+
+static int refuse_sandbox(struct ctx *x, int layer, const char *why)
+{
+	return fail(x, 503, "server_error", "sandbox_unavailable", NULL,
+		    "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
+		    sbx_layer_name(layer), why);
+}
+
+/* The run directory with each block's file and the bag, the pipeline's
+ * inputs and each block's argv. 0, or the status of the refusal sent. */
+static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *rp)
 {
 	struct sbx_config cfg;
-	struct sbx_run run;
-	struct sbx_pipeline p = {0};
-	char **names = NULL, msg[256];
-	char *const **argv = NULL;
-	struct jbuf b = {0};
-	struct resp_run srr;
-	int rc, status = 200, layer;
+	char msg[256];
+	int rc, layer;
 
 	sandbox_config(&cfg, x->slot);
-	rc = sbx_run_prepare(&run, &cfg, r->nblocks, &layer, msg, sizeof msg);
-	if (rc < 0) {
+	/* finished however it ends: a failed preparation may hold mounts */
+	rp->prepared = 1;
+	if (sbx_run_prepare(&rp->run, &cfg, r->nblocks, &layer, msg, sizeof msg) < 0) {
 		fprintf(stderr, "codellm: %s: sandbox unavailable: %s\n", x->id, msg);
-		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
-			      "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
-			      sbx_layer_name(layer), msg);
-		goto out;
+		return refuse_sandbox(x, layer, msg);
 	}
-	names = calloc(r->nblocks, sizeof *names);
-	if (!names)
+	rp->names = calloc(r->nblocks, sizeof *rp->names);
+	rp->argv = calloc(r->nblocks, sizeof *rp->argv);
+	if (!rp->names || !rp->argv)
 		goto oom;
 	for (size_t i = 0; i < r->nblocks; i++) {
 		struct jbuf code = {0};
 
-		if (req_block_file(r, i, &names[i], &code) < 0)
+		if (req_block_file(r, i, &rp->names[i], &code) < 0)
 			goto oom;
-		rc = code.oom ? -ENOMEM : sbx_run_add_file(&run, names[i], code.p ? code.p : "", code.len);
+		rc = code.oom ? -ENOMEM : sbx_run_add_file(&rp->run, rp->names[i],
+							   code.p ? code.p : "", code.len);
 		jbuf_free(&code);
 		if (rc < 0)
 			goto io_fail;
+		rp->argv[i] = r->blocks[i].interp->argv;
 	}
-	if (r->bag && (rc = sbx_run_add_bag(&run, r->bag, r->bag_len)) < 0)
+	if (r->bag && (rc = sbx_run_add_bag(&rp->run, r->bag, r->bag_len)) < 0)
 		goto io_fail;
+	pipeline_inputs(x, r, &rp->run, &rp->p, rp->names);
+	rp->p.argv = (char *const *const *)rp->argv;
+	return 0;
+oom:
+	/* before any block started: nothing ran, a retry may find memory */
+	return fail(x, 503, "server_error", "server_overloaded", NULL,
+		    "the server is out of memory preparing this run; retry");
+io_fail:
+	return fail(x, 503, "server_error", "workdir_unavailable", NULL,
+		    "cannot write the run's files: %s", strerror(-rc));
+}
 
-	pipeline_inputs(x, r, &run, &p, names);
-	argv = calloc(r->nblocks, sizeof *argv);
-	if (!argv)
-		goto oom;
-	for (size_t i = 0; i < r->nblocks; i++)
-		argv[i] = r->blocks[i].interp->argv;
-	p.argv = (char *const *const *)argv;
-
-	/* Phase one: every block set up, nothing run. A failure here is
-	 * still a clean refusal. */
-	if (sbx_pipeline_start(&p) < 0) {
-		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, p.error);
-		status = fail(x, 503, "server_error", "sandbox_unavailable", NULL,
-			      "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
-			      sbx_layer_name(p.error_layer), p.error);
-		goto out;
+/* Phase one: every block set up, nothing run. A failure here is still
+ * a clean refusal; after it, code runs. */
+static int start_run(struct ctx *x, struct run_parts *rp)
+{
+	if (sbx_pipeline_start(&rp->p) < 0) {
+		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, rp->p.error);
+		return refuse_sandbox(x, rp->p.error_layer, rp->p.error);
 	}
 	x->au.kind = AUDIT_RAN;
 	if (opt.sandbox == SBX_OFF)
 		fprintf(stderr, "codellm: %s: --sandbox off: blocks run without confinement\n",
 			x->id);
-	else if (run.missing | p.missing)
+	else if (rp->run.missing | rp->p.missing)
 		say_layers(x->id, "--sandbox besteffort: running without",
-			   run.missing | p.missing);
-	/* Run mode: the status is fixed once code runs, so it goes out now
-	 * and whitespace keeps the connection alive until the object is
-	 * ready. Agent mode's status (200 or 422) is known only at the end:
-	 * no early head, no keep-alive, and end of input means gone. */
-	srr = (struct resp_run){
-		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
-	};
+			   rp->run.missing | rp->p.missing);
+	return 0;
+}
+
+/* What the answer mode needs before the run. Run mode: the status is
+ * fixed once code runs, so it goes out now and whitespace keeps the
+ * connection alive until the object is ready. Agent mode's status (200
+ * or 422) is known only at the end: no early head, no keep-alive, and
+ * end of input means gone. A stream starts once every block is set up,
+ * so a refusal before this point is still a plain HTTP error. A debug
+ * answer is one JSON object once the run ended (as agent mode's,
+ * without its stop at the output cap). */
+static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx_pipeline *p,
+			 struct resp_run *rr)
+{
 	if (x->run_kind != RUN_CHAT) {
-		/* a debug answer is one JSON object once the run ended (as
-		 * agent mode's, without its stop at the output cap) */
-		p.cb.keepalive = NULL;
-		p.probe_client = 0;
+		p->cb.keepalive = NULL;
+		p->probe_client = 0;
 	} else if (r->stream) {
-		/* a stream starts once every block is set up: a refusal
-		 * before this point is still a plain HTTP error */
-		sse_start(x, &srr);
-		p.cb.keepalive = stream_ping;
+		sse_start(x, rr);
+		p->cb.keepalive = stream_ping;
 		if (!r->agent)
-			p.cb.output = stream_output;
+			p->cb.output = stream_output;
 		else
-			p.stop_at_cap = 1;
+			p->stop_at_cap = 1;
 	} else if (!r->agent) {
 		send_head(x, 200, NULL, -1, 1);
 	} else {
-		p.cb.keepalive = NULL;
-		p.probe_client = 0;
-		p.stop_at_cap = 1;
+		p->cb.keepalive = NULL;
+		p->probe_client = 0;
+		p->stop_at_cap = 1;
 	}
-	sbx_pipeline_run(&p);
-	if (p.r.end == SBX_END_CLIENT) {
+}
+
+static int debug_answer(struct ctx *x, const struct chat_request *r, const struct resp_run *rr)
+{
+	struct dbg_run d = { .id = x->id, .req = r, .res = rr->res, .index = x->dbg_index };
+	struct jbuf b = {0};
+	int status = 200;
+
+	if (x->run_kind == RUN_DEBUG_BLOCK)
+		dbg_block_result(&b, &d);
+	else
+		dbg_pipeline_result(&b, &d);
+	jbuf_puts(&b, "\n");
+	if (b.oom)
+		status = fail(x, 500, "server_error", "out_of_memory", "x-should-retry: false\r\n",
+			      "the answer did not fit in memory; lower --max-tap-bytes");
+	else
+		respond(x, 200, NULL, &b, 1);
+	jbuf_free(&b);
+	return status;
+}
+
+/* After the run: the answer in the request's mode. */
+static int end_answer(struct ctx *x, const struct chat_request *r, struct run_parts *rp,
+		      struct resp_run *rr)
+{
+	struct jbuf b = {0};
+
+	if (rp->p.r.end == SBX_END_CLIENT) {
 		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
-	} else {
-		struct resp_run rr = srr;
-
-		rr.res = sbx_run_result(&run, &p);
-		audit_result(&x->au, rr.res);
-		if (rr.res->end == SBX_END_SIGNAL)
-			fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
-				rr.res->end_signal);
-		if (x->run_kind != RUN_CHAT) {
-			struct dbg_run d = {
-				.id = x->id, .req = r, .res = rr.res, .index = x->dbg_index,
-			};
-
-			if (x->run_kind == RUN_DEBUG_BLOCK)
-				dbg_block_result(&b, &d);
-			else
-				dbg_pipeline_result(&b, &d);
-			jbuf_puts(&b, "\n");
-			if (b.oom)
-				status = fail(x, 500, "server_error", "out_of_memory",
-					      "x-should-retry: false\r\n",
-					      "the answer did not fit in memory; lower --max-tap-bytes");
-			else
-				respond(x, 200, NULL, &b, 1);
-		} else if (r->stream) {
-			stream_end(x, &rr);
-		} else if (r->agent) {
-			status = agent_answer(x, &rr);
-		} else {
-			resp_completion(&b, &rr);
-			jbuf_puts(&b, "\n");
-			conn_write(&x->c, b.p, b.len, write_deadline(x));
-		}
+		return 200;
 	}
-	goto out;
-oom:
-	/* before any block started: nothing ran, a retry may find memory */
-	status = fail(x, 503, "server_error", "server_overloaded", NULL,
-		      "the server is out of memory preparing this run; retry");
-	goto out;
-io_fail:
-	status = fail(x, 503, "server_error", "workdir_unavailable", NULL,
-		      "cannot write the run's files: %s", strerror(-rc));
-out:
-	sbx_pipeline_abort(&p);
-	sbx_pipeline_free(&p);
-	rc = sbx_run_finish(&run);
-	if (rc < 0)
+	rr->res = sbx_run_result(&rp->run, &rp->p);
+	audit_result(&x->au, rr->res);
+	if (rr->res->end == SBX_END_SIGNAL)
+		fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
+			rr->res->end_signal);
+	if (x->run_kind != RUN_CHAT)
+		return debug_answer(x, r, rr);
+	if (r->stream) {
+		stream_end(x, rr);
+		return 200;
+	}
+	if (r->agent)
+		return agent_answer(x, rr);
+	resp_completion(&b, rr);
+	jbuf_puts(&b, "\n");
+	conn_write(&x->c, b.p, b.len, write_deadline(x));
+	jbuf_free(&b);
+	return 200;
+}
+
+/* A run and its answer: prepare, start, begin the answer, run, end it. */
+static int run_request(struct ctx *x, struct chat_request *r)
+{
+	struct run_parts rp = {0};
+	struct resp_run rr = {
+		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
+	};
+	int rc, status = prepare_run(x, r, &rp);
+
+	if (status == 0)
+		status = start_run(x, &rp);
+	if (status == 0) {
+		begin_answer(x, r, &rp.p, &rr);
+		sbx_pipeline_run(&rp.p);
+		status = end_answer(x, r, &rp, &rr);
+	}
+	sbx_pipeline_abort(&rp.p);
+	sbx_pipeline_free(&rp.p);
+	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)
 		fprintf(stderr, "codellm: %s: removing the run directory: %s\n", x->id,
 			strerror(-rc));
-	for (size_t i = 0; names && i < r->nblocks; i++)
-		free(names[i]);
-	free(names);
-	free(argv);
-	jbuf_free(&b);
+	for (size_t i = 0; rp.names && i < r->nblocks; i++)
+		free(rp.names[i]);
+	free(rp.names);
+	free(rp.argv);
 	return status;
 }
 

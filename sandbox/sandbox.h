@@ -144,4 +144,22 @@ void sbx_pipeline_free(struct sbx_pipeline *p);
  * is unusable. */
 int slot_take(const char *dir, unsigned n, unsigned *ret_index);
 
+/* The slot directory: `configured` (--runtime-dir), else the first path
+ * of $RUNTIME_DIRECTORY, else /run/codellm; created 0700 when missing. */
+int sbx_slot_dir(const char *configured, char *dir, size_t len);
+
+/* A small file every instance shares in the slot directory (/healthz's
+ * check): opened, created 0600 when missing, only when it is a regular
+ * file of the caller's euid that others cannot write; -1 otherwise. */
+int sbx_shared_open(const char *dir, const char *name);
+/* Its content, when written less than max_age_ms ago, into buf (NUL-
+ * terminated) with *at the time it was written (ms since the epoch):
+ * the content's length, or -1 (stale, from the future, malformed, being
+ * written). */
+ssize_t sbx_shared_read(int fd, long max_age_ms, char *buf, size_t len, long *at);
+/* Replaces the content, stamped with `at`; skipped while another
+ * instance writes. */
+void sbx_shared_write(int fd, long at, const char *data, size_t len);
+long sbx_wall_ms(void);
+
 #endif

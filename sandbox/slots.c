@@ -1,8 +1,12 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
@@ -73,4 +77,84 @@ int slot_take(const char *dir, unsigned n, unsigned *ret_index)
 	}
 	close(dfd);
 	return rc;
+}
+
+int sbx_slot_dir(const char *configured, char *dir, size_t len)
+{
+	const char *rd = getenv("RUNTIME_DIRECTORY");
+
+	if (configured)
+		snprintf(dir, len, "%s", configured);
+	else if (rd && *rd == '/')
+		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
+		snprintf(dir, len, "%.*s", (int)strcspn(rd, ":"), rd);
+	else
+		snprintf(dir, len, "/run/codellm");
+	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+long sbx_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A shared file is rewritten in place under flock: readers take a
+ * shared lock, the writer an exclusive one, neither waits. Anything odd
+ * about it (not ours, writable by others, not a regular file, too old,
+ * from the future, malformed, locked) reads as absent. */
+int sbx_shared_open(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return -1;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+ssize_t sbx_shared_read(int fd, long max_age_ms, char *buf, size_t len, long *at)
+{
+	ssize_t n;
+	long age;
+	char *end;
+
+	if (len < 2 || flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return -1;
+	n = pread(fd, buf, len - 1, 0);
+	flock(fd, LOCK_UN);
+	if (n < 2)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	*at = strtol(buf, &end, 10);
+	age = sbx_wall_ms() - *at;
+	if (errno || end == buf || *end != '\n' || age < 0 || age >= max_age_ms)
+		return -1;
+	n -= end + 1 - buf;
+	memmove(buf, end + 1, (size_t)n + 1);
+	return n;
+}
+
+void sbx_shared_write(int fd, long at, const char *data, size_t len)
+{
+	char head[32];
+	int n = snprintf(head, sizeof head, "%ld\n", at);
+
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, head, (size_t)n, 0) == n)
+		(void)!pwrite(fd, data, len, n);
+	flock(fd, LOCK_UN);
 }

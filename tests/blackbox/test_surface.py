@@ -277,7 +277,7 @@ try:
             if os.path.exists(cache):
                 os.unlink(cache)
             with open(cache, "w") as f:
-                f.write('1\n%d\n{"forged":true}' % (time.time() * 1000))
+                f.write('%d\n1\n{"forged":true}' % (time.time() * 1000))
             os.chown(cache, owner, owner)
             os.chmod(cache, mode)
             c = s.request("GET", "/healthz", key=None)
