@@ -22,9 +22,8 @@ static int vfail(struct req_error *err, int status, const char *code,
 	return -1;
 }
 
-__attribute__((format(printf, 5, 6)))
-static int fail(struct req_error *err, int status, const char *code,
-		const char *param, const char *fmt, ...)
+int req_fail(struct req_error *err, int status, const char *code,
+	     const char *param, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -37,26 +36,10 @@ static int fail(struct req_error *err, int status, const char *code,
 /* An allocation failed while reading the request: the server's
  * condition, never the client's (a 4xx would tell it not to retry a
  * request that is fine). */
-static int oom(struct req_error *err)
-{
-	return fail(err, 503, "server_overloaded", NULL,
-		    "the server is out of memory reading this request; retry");
-}
-
-int req_fail(struct req_error *err, int status, const char *code,
-	     const char *param, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(err, status, code, param, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int req_oom(struct req_error *err)
 {
-	return oom(err);
+	return req_fail(err, 503, "server_overloaded", NULL,
+			"the server is out of memory reading this request; retry");
 }
 
 /* The body as one JSON object; NULL with err filled. precheck_json
@@ -68,17 +51,17 @@ static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 	cJSON *root;
 
 	if (precheck_json(body, len, &pc) < 0) {
-		fail(err, 400, "invalid_json", NULL, "request body %s", pc.message);
+		req_fail(err, 400, "invalid_json", NULL, "request body %s", pc.message);
 		return NULL;
 	}
 	root = cJSON_ParseWithLength(body, len);
 	if (!root) {
 		/* the text passed precheck_json: only memory is left */
-		oom(err);
+		req_oom(err);
 		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
-		fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
+		req_fail(err, 400, "invalid_json", NULL, "request body must be a JSON object");
 		cJSON_Delete(root);
 		return NULL;
 	}
@@ -117,7 +100,7 @@ static int msg_text(cJSON *content, size_t idx, struct msg *m,
 	if (!content || cJSON_IsNull(content)) {
 		m->text = strdup("");
 		m->len = 0;
-		return m->text ? 0 : oom(err);
+		return m->text ? 0 : req_oom(err);
 	}
 	if (cJSON_IsString(content)) {
 		/* taken over from the parsed tree, not copied: a message can
@@ -128,7 +111,7 @@ static int msg_text(cJSON *content, size_t idx, struct msg *m,
 		return 0;
 	}
 	if (!cJSON_IsArray(content))
-		return fail(err, 400, "invalid_type", "messages",
+		return req_fail(err, 400, "invalid_type", "messages",
 			    "messages[%zu].content must be a string, an array of text parts or null",
 			    idx);
 	cJSON_ArrayForEach(part, content) {
@@ -138,7 +121,7 @@ static int msg_text(cJSON *content, size_t idx, struct msg *m,
 		if (!cJSON_IsObject(part) || !cJSON_IsString(type) ||
 		    strcmp(type->valuestring, "text") || !cJSON_IsString(text)) {
 			jbuf_free(&b);
-			return fail(err, 400, "invalid_type", "messages",
+			return req_fail(err, 400, "invalid_type", "messages",
 				    "messages[%zu].content: only parts of type \"text\" with a string \"text\" are accepted",
 				    idx);
 		}
@@ -146,7 +129,7 @@ static int msg_text(cJSON *content, size_t idx, struct msg *m,
 	}
 	if (!jbuf_cstr(&b)) {
 		jbuf_free(&b);
-		return oom(err);
+		return req_oom(err);
 	}
 	m->text = b.p;
 	m->len = b.len;
@@ -253,14 +236,14 @@ static int parse_tools(const cJSON *tools, struct chat_request *r,
 	if (!tools || cJSON_IsNull(tools))
 		return 0;
 	if (!cJSON_IsArray(tools))
-		return fail(err, 400, "invalid_type", "tools", "tools must be an array");
+		return req_fail(err, 400, "invalid_type", "tools", "tools must be an array");
 	n = (size_t)cJSON_GetArraySize(tools);
 	if (n > REQ_MAX_TOOLS)
-		return fail(err, 400, "invalid_value", "tools",
+		return req_fail(err, 400, "invalid_value", "tools",
 			    "at most %d tools are accepted", REQ_MAX_TOOLS);
 	r->tools = calloc(n + 1, sizeof *r->tools);
 	if (!r->tools)
-		return oom(err);
+		return req_oom(err);
 	cJSON_ArrayForEach(t, tools) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(t, "type");
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
@@ -269,12 +252,12 @@ static int parse_tools(const cJSON *tools, struct chat_request *r,
 		if (!cJSON_IsObject(t) || !cJSON_IsString(type) ||
 		    strcmp(type->valuestring, "function") || !cJSON_IsObject(fn) ||
 		    !cJSON_IsString(name) || !name->valuestring[0])
-			return fail(err, 400, "invalid_type", "tools",
+			return req_fail(err, 400, "invalid_type", "tools",
 				    "tools[%zu] must be {\"type\":\"function\",\"function\":{\"name\":…}}",
 				    r->ntools);
 		r->tools[r->ntools] = strdup(name->valuestring);
 		if (!r->tools[r->ntools])
-			return oom(err);
+			return req_oom(err);
 		if (!strcmp(name->valuestring, "finish"))
 			r->agent = 1;
 		r->ntools++;
@@ -292,21 +275,21 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 	const cJSON *ext = cJSON_GetObjectItemCaseSensitive(root, "codellm");
 
 	if (!cJSON_IsString(model) || !model->valuestring[0])
-		return fail(err, 400, "missing_required_parameter", "model",
+		return req_fail(err, 400, "missing_required_parameter", "model",
 			    "model is required and must be a non-empty string");
 	if (strlen(model->valuestring) > 256)
-		return fail(err, 400, "invalid_value", "model",
+		return req_fail(err, 400, "invalid_value", "model",
 			    "model is longer than 256 bytes");
 	r->model = strdup(model->valuestring);
 	if (!r->model)
-		return oom(err);
+		return req_oom(err);
 	r->model_interp = reg_lookup(reg, r->model, strlen(r->model));
 	if (n && !cJSON_IsNull(n) &&
 	    (!cJSON_IsNumber(n) || n->valuedouble != 1.0))
-		return fail(err, 400, "invalid_value", "n",
+		return req_fail(err, 400, "invalid_value", "n",
 			    "n must be 1: a program has one output");
 	if (stream && !cJSON_IsNull(stream) && !cJSON_IsBool(stream))
-		return fail(err, 400, "invalid_type", "stream", "stream must be a boolean");
+		return req_fail(err, 400, "invalid_type", "stream", "stream must be a boolean");
 	r->stream = cJSON_IsTrue(stream);
 	if (so && !cJSON_IsNull(so)) {
 		const cJSON *iu = cJSON_GetObjectItemCaseSensitive(so, "include_usage");
@@ -314,7 +297,7 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 		/* null means absent here as for every other optional field */
 		if (!cJSON_IsObject(so) ||
 		    (iu && !cJSON_IsNull(iu) && !cJSON_IsBool(iu)))
-			return fail(err, 400, "invalid_type", "stream_options",
+			return req_fail(err, 400, "invalid_type", "stream_options",
 				    "stream_options must be an object with a boolean include_usage");
 		r->include_usage = cJSON_IsTrue(iu);
 	}
@@ -322,12 +305,12 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(ext, "timeout_s");
 
 		if (!cJSON_IsObject(ext))
-			return fail(err, 400, "invalid_type", "codellm",
+			return req_fail(err, 400, "invalid_type", "codellm",
 				    "codellm must be an object");
 		if (t && !cJSON_IsNull(t)) {
 			if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) ||
 			    t->valuedouble <= 0)
-				return fail(err, 400, "invalid_value", "codellm.timeout_s",
+				return req_fail(err, 400, "invalid_value", "codellm.timeout_s",
 					    "codellm.timeout_s must be a positive number of seconds");
 			r->timeout_s = t->valuedouble;
 		}
@@ -346,15 +329,15 @@ static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 	size_t n, i = 0;
 
 	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
-		return fail(err, 400, "missing_required_parameter", "messages",
+		return req_fail(err, 400, "missing_required_parameter", "messages",
 			    "messages must be a non-empty array");
 	n = (size_t)cJSON_GetArraySize(arr);
 	if (n > REQ_MAX_MESSAGES)
-		return fail(err, 400, "invalid_value", "messages",
+		return req_fail(err, 400, "invalid_value", "messages",
 			    "at most %d messages are accepted", REQ_MAX_MESSAGES);
 	msgs = calloc(n, sizeof *msgs);
 	if (!msgs)
-		return oom(err);
+		return req_oom(err);
 	*ret = msgs;
 	cJSON_ArrayForEach(m, arr) {
 		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
@@ -364,18 +347,18 @@ static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 
 		*ret_n = i + 1;
 		if (!cJSON_IsObject(m) || !cJSON_IsString(role))
-			return fail(err, 400, "invalid_type", "messages",
+			return req_fail(err, 400, "invalid_type", "messages",
 				    "messages[%zu] must be an object with a string role", i);
 		r = NULL;
 		for (size_t k = 0; k < sizeof roles / sizeof roles[0] && !r; k++)
 			if (!strcmp(role->valuestring, roles[k]))
 				r = roles[k];
 		if (!r)
-			return fail(err, 400, "invalid_value", "messages",
+			return req_fail(err, 400, "invalid_value", "messages",
 				    "messages[%zu].role \"%.32s\" is not one of system, developer, user, assistant, tool",
 				    i, role->valuestring);
 		if (name && !cJSON_IsNull(name) && !cJSON_IsString(name))
-			return fail(err, 400, "invalid_type", "messages",
+			return req_fail(err, 400, "invalid_type", "messages",
 				    "messages[%zu].name must be a string", i);
 		x->role = r;
 		x->name = !cJSON_IsString(name) ? NULL :
@@ -401,7 +384,7 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 	size_t runnable, nf = count_fences(r, reg, m, &runnable), listed;
 
 	if (runnable > lim->max_blocks)
-		return fail(err, 400, "too_many_blocks", "messages",
+		return req_fail(err, 400, "too_many_blocks", "messages",
 			    "the code message has %zu runnable blocks; at most %zu are accepted (--max-blocks)",
 			    runnable, lim->max_blocks);
 	/* skipped fences past --max-skipped-fences are counted, not kept:
@@ -410,7 +393,7 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 	r->blocks = calloc(runnable ? runnable : 1, sizeof *r->blocks);
 	r->skipped = calloc(listed ? listed : 1, sizeof *r->skipped);
 	if (!r->blocks || !r->skipped)
-		return oom(err);
+		return req_oom(err);
 	while (fence_next(m->text, m->len, &s, &f)) {
 		const struct interp *it = fence_interp(r, reg, m->text, &f);
 		const char *l = m->text + f.label_off;
@@ -423,7 +406,7 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 		if (!it) {
 			r->skipped[r->nskipped].label = dupn(l, label_len(l, f.label_len));
 			if (!r->skipped[r->nskipped].label)
-				return oom(err);
+				return req_oom(err);
 			r->skipped[r->nskipped++].line = f.start_line;
 			continue;
 		}
@@ -435,7 +418,7 @@ static int take_blocks(struct chat_request *r, const struct registry *reg,
 		b->end_line = f.end_line;
 		b->code = malloc(f.body_end - f.body_off + 1);
 		if (!b->label || !b->code)
-			return oom(err);
+			return req_oom(err);
 		b->code_len = fence_content(m->text, &f, b->code);
 		b->code[b->code_len] = '\0';
 	}
@@ -447,7 +430,7 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 {
 	r->blocks = calloc(1, sizeof *r->blocks);
 	if (!r->blocks)
-		return oom(err);
+		return req_oom(err);
 	r->nblocks = 1;
 	r->blocks[0].interp = r->model_interp;
 	r->blocks[0].label = strdup("");
@@ -459,7 +442,7 @@ static int whole_message(struct chat_request *r, const struct msg *m,
 		if (m->text[i] == '\n' && i + 1 < m->len)
 			r->blocks[0].end_line++;
 	if (!r->blocks[0].label || !r->blocks[0].code)
-		return oom(err);
+		return req_oom(err);
 	return 0;
 }
 
@@ -495,7 +478,7 @@ static int find_code_message(struct chat_request *r, const struct registry *reg,
 			}
 	}
 	labels_seen(msgs, nmsgs, seen, sizeof seen);
-	return fail(err, 400, "no_runnable_block", "messages",
+	return req_fail(err, 400, "no_runnable_block", "messages",
 		    "no runnable code block: no system or user message has a fenced block whose label names an interpreter (labels seen: %s)",
 		    seen);
 }
@@ -504,11 +487,11 @@ int req_check_allowed(const struct chat_request *r, const struct registry *reg,
 		      size_t from, size_t to, const char *param, struct req_error *err)
 {
 	if (!reg->any_allowed)
-		return fail(err, 403, "execution_disabled", NULL,
+		return req_fail(err, 403, "execution_disabled", NULL,
 			    "code execution is disabled on this server (--allowed-programs is empty)");
 	for (size_t i = from; i < to && i < r->nblocks; i++)
 		if (!r->blocks[i].interp->allowed)
-			return fail(err, 403, "program_not_allowed", param,
+			return req_fail(err, 403, "program_not_allowed", param,
 				    "block %zu (\"%.64s\", line %u) needs interpreter \"%s\", which is not in --allowed-programs",
 				    i, r->blocks[i].label, r->blocks[i].start_line,
 				    r->blocks[i].interp->name);
@@ -673,6 +656,6 @@ int req_from_markdown(const char *text, size_t len, const struct registry *reg,
 	memset(err, 0, sizeof *err);
 	own = dupn(text, len);
 	if (!own)
-		return oom(err);
+		return req_oom(err);
 	return req_take_markdown(own, len, reg, lim, r, err);
 }
