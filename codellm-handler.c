@@ -443,21 +443,76 @@ static void respond(struct ctx *x, int status, const char *extra,
 	conn_write(&x->c, body->p, body->len, write_deadline(x));
 }
 
-__attribute__((format(printf, 6, 7)))
-static int fail(struct ctx *x, int status, const char *type, const char *code,
-		const char *extra, const char *fmt, ...)
+/* Every refusal the handler answers itself, with its status, type and
+ * code in one table (json/ reports its own in struct req_error). */
+enum refusal {
+	REF_BAD_REQUEST,
+	REF_INCOMPLETE,
+	REF_TIMEOUT,
+	REF_LENGTH_REQUIRED,
+	REF_TOO_LARGE,
+	REF_HEADERS_TOO_LARGE,
+	REF_TE_UNSUPPORTED,
+	REF_BAD_KEY,
+	REF_CROSS_ORIGIN,
+	REF_CROSS_SITE,
+	REF_HOST,
+	REF_LOOPBACK,
+	REF_NOT_FOUND,
+	REF_MODEL_NOT_FOUND,
+	REF_METHOD,
+	REF_MEDIA_TYPE,
+	REF_SLOTS_BUSY,
+	REF_NO_KEY,
+	REF_MISCONFIGURED,
+	REF_SANDBOX,
+	REF_WORKDIR,
+	REF_OVERLOADED,
+	REF_ANSWER_OOM,
+};
+
+static const struct { int status; const char *type, *code; } refusals[] = {
+	[REF_BAD_REQUEST] = { 400, "invalid_request_error", "bad_request" },
+	[REF_INCOMPLETE] = { 400, "invalid_request_error", "incomplete_request" },
+	[REF_TIMEOUT] = { 408, "invalid_request_error", "request_timeout" },
+	[REF_LENGTH_REQUIRED] = { 411, "invalid_request_error", "length_required" },
+	[REF_TOO_LARGE] = { 413, "invalid_request_error", "request_too_large" },
+	[REF_HEADERS_TOO_LARGE] = { 431, "invalid_request_error", "headers_too_large" },
+	[REF_TE_UNSUPPORTED] = { 501, "invalid_request_error", "unsupported_transfer_coding" },
+	[REF_BAD_KEY] = { 401, "invalid_request_error", "invalid_api_key" },
+	[REF_CROSS_ORIGIN] = { 403, "permission_error", "cross_origin_request" },
+	[REF_CROSS_SITE] = { 403, "permission_error", "cross_site_request" },
+	[REF_HOST] = { 403, "permission_error", "host_not_allowed" },
+	[REF_LOOPBACK] = { 403, "permission_error", "loopback_only" },
+	[REF_NOT_FOUND] = { 404, "invalid_request_error", "not_found" },
+	[REF_MODEL_NOT_FOUND] = { 404, "invalid_request_error", "model_not_found" },
+	[REF_METHOD] = { 405, "invalid_request_error", "method_not_allowed" },
+	[REF_MEDIA_TYPE] = { 415, "invalid_request_error", "unsupported_media_type" },
+	[REF_SLOTS_BUSY] = { 429, "rate_limit_error", "rate_limit_exceeded" },
+	[REF_NO_KEY] = { 503, "server_error", "api_key_not_configured" },
+	[REF_MISCONFIGURED] = { 503, "server_error", "server_misconfigured" },
+	[REF_SANDBOX] = { 503, "server_error", "sandbox_unavailable" },
+	[REF_WORKDIR] = { 503, "server_error", "workdir_unavailable" },
+	[REF_OVERLOADED] = { 503, "server_error", "server_overloaded" },
+	[REF_ANSWER_OOM] = { 500, "server_error", "out_of_memory" },
+};
+
+/* A refusal: the OpenAI error object. Every 501 and 503 says
+ * x-should-retry: false (a retry cannot help), but server_overloaded,
+ * which says true (the server was short of memory; nothing ran). */
+__attribute__((format(printf, 4, 5)))
+static int refuse(struct ctx *x, enum refusal why, const char *extra, const char *fmt, ...)
 {
+	const int status = refusals[why].status;
 	struct jbuf b = {0};
 	char msg[1024];
 	va_list ap;
-	int no_retry = code && !strcmp(code, "server_overloaded") ? 2 :
-		       status == 503 || status == 501;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	resp_error(&b, msg, type, NULL, code);
-	respond(x, status, extra, &b, no_retry);
+	resp_error(&b, msg, refusals[why].type, NULL, refusals[why].code);
+	respond(x, status, extra, &b, why == REF_OVERLOADED ? 2 : status == 503 || status == 501);
 	jbuf_free(&b);
 	return status;
 }
@@ -516,58 +571,57 @@ enum read_step { READ_HEAD, READ_FRAMING, READ_BODY };
  * code, message). -1 always: answered, or nobody to answer. */
 static int refuse_read(struct ctx *x, enum read_step step, int rc)
 {
-	const char *ir = "invalid_request_error";
 
 	switch (rc) {
 	case HTTP_R_NOMEM:
-		fail(x, 503, "server_error", "server_overloaded", NULL,
+		refuse(x, REF_OVERLOADED, NULL,
 		     "the server is out of memory reading this request; retry");
 		break;
 	case HTTP_R_TIMEOUT:
 		if (step == READ_HEAD)
-			fail(x, 408, ir, "request_timeout", NULL,
+			refuse(x, REF_TIMEOUT, NULL,
 			     "the request headers did not arrive within %g s (--header-timeout)",
 			     opt.header_timeout_s);
 		else
-			fail(x, 408, ir, "request_timeout", NULL,
+			refuse(x, REF_TIMEOUT, NULL,
 			     "the request body did not arrive within %g s (--body-timeout)",
 			     opt.body_timeout_s);
 		break;
 	case HTTP_R_EOF:
-		fail(x, 400, ir, "incomplete_request", NULL, "the connection ended inside the %s",
+		refuse(x, REF_INCOMPLETE, NULL, "the connection ended inside the %s",
 		     step == READ_HEAD ? "request headers" : "request body");
 		break;
 	case HTTP_R_BAD:
-		fail(x, 400, ir, "bad_request", NULL, "%s",
+		refuse(x, REF_BAD_REQUEST, NULL, "%s",
 		     step == READ_HEAD ? "malformed HTTP request line or header" :
 		     step == READ_FRAMING ?
 		     "invalid message framing (Content-Length, Transfer-Encoding or Expect)" :
 		     "malformed chunked body");
 		break;
 	case HTTP_R_TOO_MANY:
-		fail(x, 431, ir, "headers_too_large", NULL, "more than %d header fields",
+		refuse(x, REF_HEADERS_TOO_LARGE, NULL, "more than %d header fields",
 		     HTTP_MAX_HEADERS);
 		break;
 	case HTTP_R_TOO_LARGE:
 		if (step == READ_HEAD)
-			fail(x, 431, ir, "headers_too_large", NULL,
+			refuse(x, REF_HEADERS_TOO_LARGE, NULL,
 			     "request line and headers exceed %llu bytes (--max-header-bytes)",
 			     opt.max_header_bytes);
 		else if (step == READ_FRAMING)
-			fail(x, 413, ir, "request_too_large", NULL,
+			refuse(x, REF_TOO_LARGE, NULL,
 			     "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
 			     (unsigned long long)x->fr.length, opt.max_request_bytes);
 		else
-			fail(x, 413, ir, "request_too_large", NULL,
+			refuse(x, REF_TOO_LARGE, NULL,
 			     "request body exceeds %llu bytes (--max-request-bytes)",
 			     opt.max_request_bytes);
 		break;
 	case HTTP_R_LENGTH_REQUIRED:
-		fail(x, 411, ir, "length_required", NULL,
+		refuse(x, REF_LENGTH_REQUIRED, NULL,
 		     "POST needs Content-Length or Transfer-Encoding: chunked");
 		break;
 	case HTTP_R_TE_UNSUPPORTED:
-		fail(x, 501, ir, "unsupported_transfer_coding", NULL,
+		refuse(x, REF_TE_UNSUPPORTED, NULL,
 		     "only the chunked transfer coding is supported");
 		break;
 	}
@@ -626,7 +680,7 @@ static int authenticate(struct ctx *x)
 		fprintf(stderr, "codellm: %s: refusing %s: no API key configured (%s); "
 			"set --api-key-file or LoadCredential=api-key, or pass --no-auth\n",
 			x->id, x->path_log, x->key_why);
-		return fail(x, 503, "server_error", "api_key_not_configured", NULL,
+		return refuse(x, REF_NO_KEY, NULL,
 			    "this server has no API key configured; see the server's journal");
 	}
 	h = http_find_header(&x->hr, "authorization", &count);
@@ -645,8 +699,7 @@ static int authenticate(struct ctx *x)
 	if (!diff)
 		return 0;
 deny:
-	return fail(x, 401, "invalid_request_error", "invalid_api_key",
-		    "WWW-Authenticate: Bearer\r\n",
+	return refuse(x, REF_BAD_KEY, "WWW-Authenticate: Bearer\r\n",
 		    "missing or incorrect API key: send Authorization: Bearer KEY");
 }
 
@@ -889,7 +942,7 @@ static int route_models(struct ctx *x, const char *id)
 		resp_models(&b, &x->reg, created);
 	} else if (resp_model(&b, &x->reg, id, created) < 0) {
 		jbuf_free(&b);
-		return fail(x, 404, "invalid_request_error", "model_not_found", NULL,
+		return refuse(x, REF_MODEL_NOT_FOUND, NULL,
 			    "the model \"%.128s\" does not exist", id);
 	}
 	respond(x, 200, NULL, &b, 0);
@@ -1132,7 +1185,7 @@ struct run_parts {
 
 static int refuse_sandbox(struct ctx *x, int layer, const char *why)
 {
-	return fail(x, 503, "server_error", "sandbox_unavailable", NULL,
+	return refuse(x, REF_SANDBOX, NULL,
 		    "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
 		    sbx_layer_name(layer), why);
 }
@@ -1175,10 +1228,10 @@ static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *
 	return 0;
 oom:
 	/* before any block started: nothing ran, a retry may find memory */
-	return fail(x, 503, "server_error", "server_overloaded", NULL,
+	return refuse(x, REF_OVERLOADED, NULL,
 		    "the server is out of memory preparing this run; retry");
 io_fail:
-	return fail(x, 503, "server_error", "workdir_unavailable", NULL,
+	return refuse(x, REF_WORKDIR, NULL,
 		    "cannot write the run's files: %s", strerror(-rc));
 }
 
@@ -1242,7 +1295,7 @@ static int debug_answer(struct ctx *x, const struct chat_request *r, const struc
 		dbg_pipeline_result(&b, &d);
 	jbuf_puts(&b, "\n");
 	if (b.oom)
-		status = fail(x, 500, "server_error", "out_of_memory", "x-should-retry: false\r\n",
+		status = refuse(x, REF_ANSWER_OOM, "x-should-retry: false\r\n",
 			      "the answer did not fit in memory; lower --max-tap-bytes");
 	else
 		respond(x, 200, NULL, &b, 1);
@@ -1323,7 +1376,7 @@ static int take_slot(struct ctx *x)
 	if (fd == -EBUSY) {
 		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
 			opt.max_concurrent);
-		return fail(x, 429, "rate_limit_error", "rate_limit_exceeded", "Retry-After: 1\r\n",
+		return refuse(x, REF_SLOTS_BUSY, "Retry-After: 1\r\n",
 			    "all %llu run slots are busy (--max-concurrent); retry in a second",
 			    opt.max_concurrent);
 	}
@@ -1337,7 +1390,7 @@ static int take_slot(struct ctx *x)
 unusable:
 	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s\n", x->id,
 		dir, strerror(errno));
-	return fail(x, 503, "server_error", "server_misconfigured", NULL,
+	return refuse(x, REF_MISCONFIGURED, NULL,
 		    "the server cannot take a run slot; see its journal");
 }
 
@@ -1408,13 +1461,13 @@ static int loopback_allowed(struct ctx *x, int is_debug)
 	if (is_debug && !x->c.loopback) {
 		fprintf(stderr, "codellm: %s: refusing %s from %s: debug routes answer "
 			"loopback peers only\n", x->id, x->path_log, x->c.peer);
-		return fail(x, 403, "permission_error", "loopback_only", NULL,
+		return refuse(x, REF_LOOPBACK, NULL,
 			    "the debug routes answer loopback clients only");
 	}
 	if (count != 1 || !http_host_is_loopback(h->value, h->value_len)) {
 		fprintf(stderr, "codellm: %s: refusing %s: %s\n", x->id, x->path_log,
 			count == 1 ? "Host names no loopback address" : "not exactly one Host");
-		return fail(x, 403, "permission_error", "host_not_allowed", NULL,
+		return refuse(x, REF_HOST, NULL,
 			    "%s only a request with one Host header that names loopback "
 			    "(localhost, 127.0.0.1, [::1])", what);
 	}
@@ -1452,7 +1505,7 @@ static int browser_allowed(struct ctx *x, int is_debug)
 		audit_text(shown, sizeof shown, s->value, s->value_len);
 		fprintf(stderr, "codellm: %s: refusing %s: Sec-Fetch-Site: %s (a web page's "
 			"request)\n", x->id, x->path_log, shown);
-		return fail(x, 403, "permission_error", "cross_site_request", NULL,
+		return refuse(x, REF_CROSS_SITE, NULL,
 			    "this server does not answer requests a web page makes "
 			    "(Sec-Fetch-Site: %s); call it from a program", shown);
 	}
@@ -1460,7 +1513,7 @@ static int browser_allowed(struct ctx *x, int is_debug)
 		audit_text(shown, sizeof shown, o->value, o->value_len);
 		fprintf(stderr, "codellm: %s: refusing %s: Origin: %s (a web page's request)\n",
 			x->id, x->path_log, shown);
-		return fail(x, 403, "permission_error", "cross_origin_request", NULL,
+		return refuse(x, REF_CROSS_ORIGIN, NULL,
 			    "this server does not answer requests from a web page's origin "
 			    "(Origin: %s); call it from a program", shown);
 	}
@@ -1488,7 +1541,7 @@ static int content_type_allowed(struct ctx *x)
 	}
 	if (h)
 		audit_text(shown, sizeof shown, h->value, h->value_len);
-	return fail(x, 415, "invalid_request_error", "unsupported_media_type", NULL,
+	return refuse(x, REF_MEDIA_TYPE, NULL,
 		    "a POST body must be sent as Content-Type: application/json (got %s%s)",
 		    count > 1 ? "several, the first " : "", shown);
 }
@@ -1644,7 +1697,7 @@ static int route_request(struct ctx *x)
 			continue;
 		if (!method_allowed(x, rt->allow)) {
 			snprintf(allow, sizeof allow, "Allow: %s\r\n", rt->allow);
-			fail(x, 405, "invalid_request_error", "method_not_allowed", allow,
+			refuse(x, REF_METHOD, allow,
 			     "%.*s is not allowed on %.200s", (int)x->hr.method_len,
 			     x->hr.method, x->path);
 			return -1;
@@ -1652,7 +1705,7 @@ static int route_request(struct ctx *x)
 		x->route = rt;
 		return 0;
 	}
-	fail(x, 404, "invalid_request_error", "not_found", NULL, "no route for %.200s", x->path);
+	refuse(x, REF_NOT_FOUND, NULL, "no route for %.200s", x->path);
 	return -1;
 }
 
@@ -1727,7 +1780,7 @@ static int refuse_if_misconfigured(struct ctx *x)
 	if (!config_error[0])
 		return 0;
 	fprintf(stderr, "codellm: configuration error: %s\n", config_error);
-	fail(x, 503, "server_error", "server_misconfigured", NULL,
+	refuse(x, REF_MISCONFIGURED, NULL,
 	     "the server's configuration is invalid; see its journal");
 	x->exit = 2;
 	return -1;
@@ -1743,7 +1796,7 @@ static int read_request_head(struct ctx *x)
 	if (x->head_bytes <= 0)
 		return -1;
 	if (http_target_path(x->hr.target, x->hr.target_len, x->path, sizeof x->path) < 0)
-		return fail(x, 400, "invalid_request_error", "bad_request", NULL,
+		return refuse(x, REF_BAD_REQUEST, NULL,
 			    "invalid request target"), -1;
 	if (check_framing(x, method_is(x, "POST")) != 0)
 		return -1;
