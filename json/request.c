@@ -10,6 +10,7 @@
 #include "json/precheck.h"
 #include "json/request.h"
 
+__attribute__((format(printf, 5, 0)))
 static int vfail(struct req_error *err, int status, const char *code,
 		 const char *param, const char *fmt, va_list ap)
 {
