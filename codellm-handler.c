@@ -669,11 +669,6 @@ static int read_body(struct ctx *x, size_t head_bytes)
 /* Step 4: Authorization: Bearer KEY, compared in constant time. */
 static int authenticate(struct ctx *x)
 {
-	const struct http_header *h;
-	const char *v;
-	size_t n, count = 0, klen;
-	unsigned char diff;
-
 	if (opt.no_auth)
 		return 0;
 	if (!x->key) {
@@ -681,26 +676,12 @@ static int authenticate(struct ctx *x)
 			"set --api-key-file or LoadCredential=api-key, or pass --no-auth\n",
 			x->id, x->path_log, x->key_why);
 		return refuse(x, REF_NO_KEY, NULL,
-			    "this server has no API key configured; see the server's journal");
+			      "this server has no API key configured; see the server's journal");
 	}
-	h = http_find_header(&x->hr, "authorization", &count);
-	if (!h || count != 1 || h->value_len < 7 || strncasecmp(h->value, "Bearer ", 7))
-		goto deny;
-	v = h->value + 7;
-	n = h->value_len - 7;
-	while (n && (*v == ' ' || *v == '\t')) {
-		v++;
-		n--;
-	}
-	klen = strlen(x->key);
-	diff = n != klen;
-	for (size_t i = 0; i < klen; i++)
-		diff |= (unsigned char)((i < n ? v[i] : 0) ^ x->key[i]);
-	if (!diff)
+	if (http_bearer_matches(&x->hr, x->key))
 		return 0;
-deny:
 	return refuse(x, REF_BAD_KEY, "WWW-Authenticate: Bearer\r\n",
-		    "missing or incorrect API key: send Authorization: Bearer KEY");
+		      "missing or incorrect API key: send Authorization: Bearer KEY");
 }
 
 /* After authentication: neither the key nor the bearer the client
@@ -1474,76 +1455,47 @@ static int loopback_allowed(struct ctx *x, int is_debug)
 	return 0;
 }
 
-/* The debug page's own origin: http:// and the Host it was loaded
- * from (loopback_allowed has checked that Host names loopback). */
-static int own_origin(const struct ctx *x, const struct http_header *o)
-{
-	size_t count = 0;
-	const struct http_header *h = http_find_header(&x->hr, "host", &count);
-
-	return count == 1 && o->value_len == 7 + h->value_len &&
-	       !strncasecmp(o->value, "http://", 7) &&
-	       !strncasecmp(o->value + 7, h->value, h->value_len);
-}
-
-/* A browser's request: whatever page sent it, it must not run code or
- * read an answer (SPEC §6, THREATS.md #16). Browsers mark every
- * cross-origin fetch with Origin and (all current ones) every request
- * with Sec-Fetch-Site; an API client sends neither. So a request with
- * Origin is refused, but the debug page's own calls on the debug
- * routes; and one whose Sec-Fetch-Site is not "none" (typed by the
- * user) or "same-origin". Every route, with a key or without. */
+/* A web page's request is refused on every route (http_browser_check;
+ * codellm(7), Browsers), but the debug page's own calls on the debug
+ * routes. */
 static int browser_allowed(struct ctx *x, int is_debug)
 {
-	size_t n_origin = 0, n_site = 0;
-	const struct http_header *o = http_find_header(&x->hr, "origin", &n_origin);
-	const struct http_header *s = http_find_header(&x->hr, "sec-fetch-site", &n_site);
-	char shown[96];
+	const struct http_header *bad = NULL;
+	int why = http_browser_check(&x->hr, is_debug, &bad);
+	const char *name = why == HTTP_BROWSER_CROSS_SITE ? "Sec-Fetch-Site" : "Origin";
+	char shown[96] = "given twice";
 
-	if (n_site > 1 || (s && !(s->value_len == 4 && !strncasecmp(s->value, "none", 4)) &&
-			   !(s->value_len == 11 && !strncasecmp(s->value, "same-origin", 11)))) {
-		audit_text(shown, sizeof shown, s->value, s->value_len);
-		fprintf(stderr, "codellm: %s: refusing %s: Sec-Fetch-Site: %s (a web page's "
-			"request)\n", x->id, x->path_log, shown);
+	if (why == HTTP_BROWSER_OK)
+		return 0;
+	if (bad)
+		audit_text(shown, sizeof shown, bad->value, bad->value_len);
+	fprintf(stderr, "codellm: %s: refusing %s: %s: %s (a web page's request)\n", x->id,
+		x->path_log, name, shown);
+	if (why == HTTP_BROWSER_CROSS_SITE)
 		return refuse(x, REF_CROSS_SITE, NULL,
-			    "this server does not answer requests a web page makes "
-			    "(Sec-Fetch-Site: %s); call it from a program", shown);
-	}
-	if (n_origin > 1 || (o && !(is_debug && own_origin(x, o)))) {
-		audit_text(shown, sizeof shown, o->value, o->value_len);
-		fprintf(stderr, "codellm: %s: refusing %s: Origin: %s (a web page's request)\n",
-			x->id, x->path_log, shown);
-		return refuse(x, REF_CROSS_ORIGIN, NULL,
-			    "this server does not answer requests from a web page's origin "
-			    "(Origin: %s); call it from a program", shown);
-	}
-	return 0;
+			      "this server does not answer requests a web page makes "
+			      "(Sec-Fetch-Site: %s); call it from a program", shown);
+	return refuse(x, REF_CROSS_ORIGIN, NULL,
+		      "this server does not answer requests from a web page's origin "
+		      "(Origin: %s); call it from a program", shown);
 }
 
 /* Every POST body is JSON and must say so: a web page can send
  * text/plain, form or multipart bodies to any origin without a CORS
- * preflight, but not application/json. Parameters (charset) may follow
- * the media type. */
+ * preflight, but not application/json. */
 static int content_type_allowed(struct ctx *x)
 {
-	static const char want[] = "application/json";
-	size_t count = 0, n = sizeof want - 1;
-	const struct http_header *h = http_find_header(&x->hr, "content-type", &count);
+	const struct http_header *h;
+	size_t count = 0;
 	char shown[96] = "none";
 
-	if (count == 1 && h->value_len >= n && !strncasecmp(h->value, want, n)) {
-		size_t i = n;
-
-		while (i < h->value_len && (h->value[i] == ' ' || h->value[i] == '\t'))
-			i++;
-		if (i == h->value_len || h->value[i] == ';')
-			return 0;
-	}
+	if (http_body_is_json(&x->hr, &h, &count))
+		return 0;
 	if (h)
 		audit_text(shown, sizeof shown, h->value, h->value_len);
 	return refuse(x, REF_MEDIA_TYPE, NULL,
-		    "a POST body must be sent as Content-Type: application/json (got %s%s)",
-		    count > 1 ? "several, the first " : "", shown);
+		      "a POST body must be sent as Content-Type: application/json (got %s%s)",
+		      count > 1 ? "several, the first " : "", shown);
 }
 
 static int route_page(struct ctx *x)

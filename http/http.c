@@ -591,3 +591,78 @@ int http_host_is_loopback(const char *v, size_t n)
 		return parts == 4 && first == 127;
 	}
 }
+
+/* ---- who sent it: a web page, the key, a JSON body ---- */
+
+static int value_is(const struct http_header *h, const char *v)
+{
+	size_t n = strlen(v);
+
+	return h->value_len == n && http_case_eq(h->value, v, n);
+}
+
+/* "http://" and the Host value: the origin of a page this server
+ * served itself. */
+static int own_origin(const struct http_request *req, const struct http_header *o)
+{
+	size_t count = 0;
+	const struct http_header *h = http_find_header(req, "host", &count);
+
+	return count == 1 && o->value_len == 7 + h->value_len &&
+	       http_case_eq(o->value, "http://", 7) &&
+	       http_case_eq(o->value + 7, h->value, h->value_len);
+}
+
+int http_browser_check(const struct http_request *req, int allow_own_origin,
+		       const struct http_header **bad)
+{
+	size_t n_origin = 0, n_site = 0;
+	const struct http_header *o = http_find_header(req, "origin", &n_origin);
+	const struct http_header *s = http_find_header(req, "sec-fetch-site", &n_site);
+
+	if (n_site > 1 || (s && !value_is(s, "none") && !value_is(s, "same-origin"))) {
+		*bad = s;
+		return HTTP_BROWSER_CROSS_SITE;
+	}
+	if (n_origin > 1 || (o && !(allow_own_origin && own_origin(req, o)))) {
+		*bad = o;
+		return HTTP_BROWSER_CROSS_ORIGIN;
+	}
+	return HTTP_BROWSER_OK;
+}
+
+int http_body_is_json(const struct http_request *req, const struct http_header **got,
+		      size_t *count)
+{
+	static const char want[] = "application/json";
+	size_t n = sizeof want - 1, i = n;
+	const struct http_header *h = http_find_header(req, "content-type", count);
+
+	*got = h;
+	if (*count != 1 || h->value_len < n || !http_case_eq(h->value, want, n))
+		return 0;
+	while (i < h->value_len && (h->value[i] == ' ' || h->value[i] == '\t'))
+		i++;
+	return i == h->value_len || h->value[i] == ';';
+}
+
+int http_bearer_matches(const struct http_request *req, const char *key)
+{
+	size_t n, count = 0, klen = strlen(key);
+	const struct http_header *h = http_find_header(req, "authorization", &count);
+	const char *v;
+	unsigned char diff;
+
+	if (!h || count != 1 || h->value_len < 7 || !http_case_eq(h->value, "Bearer ", 7))
+		return 0;
+	v = h->value + 7;
+	n = h->value_len - 7;
+	while (n && (*v == ' ' || *v == '\t')) {
+		v++;
+		n--;
+	}
+	diff = n != klen;
+	for (size_t i = 0; i < klen; i++)
+		diff |= (unsigned char)((i < n ? v[i] : 0) ^ key[i]);
+	return !diff;
+}

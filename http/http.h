@@ -96,4 +96,22 @@ int http_case_eq(const char *a, const char *b, size_t n);
  * :port. The debug routes want it (DNS rebinding sends another name). */
 int http_host_is_loopback(const char *v, size_t n);
 
+/* A web page's request (THREATS.md #16): HTTP_BROWSER_OK, or the rule
+ * it breaks with the (first) offending header in *bad. Sec-Fetch-Site must be none or same-origin; an
+ * Origin is refused unless allow_own_origin and it is "http://" + Host
+ * (the debug page's own calls). */
+enum { HTTP_BROWSER_OK, HTTP_BROWSER_CROSS_SITE, HTTP_BROWSER_CROSS_ORIGIN };
+int http_browser_check(const struct http_request *req, int allow_own_origin,
+		       const struct http_header **bad);
+
+/* 1 when there is exactly one Content-Type and it is application/json,
+ * parameters allowed; *got is the first Content-Type (or NULL), *count
+ * how many there are. */
+int http_body_is_json(const struct http_request *req, const struct http_header **got,
+		      size_t *count);
+
+/* 1 when exactly one Authorization field says "Bearer" and then key,
+ * compared in constant time over the key's length. */
+int http_bearer_matches(const struct http_request *req, const char *key);
+
 #endif

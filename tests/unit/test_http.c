@@ -618,6 +618,61 @@ static void test_chunk_state(void)
 	       "chunked: remaining tracked across calls");
 }
 
+/* Who sent it: a web page's headers, the media type, the bearer. */
+static const struct who_row {
+	const char *head;	/* the header lines, after the request line */
+	int browser, browser_debug;	/* http_browser_check, without/with own origin */
+	int json;		/* http_body_is_json */
+	int bearer;		/* http_bearer_matches "k3y" */
+} who_rows[] = {
+	{ "Host: 127.0.0.1:8\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nSec-Fetch-Site: none\r\nContent-Type: application/json\r\n",
+	  HTTP_BROWSER_OK, HTTP_BROWSER_OK, 1, 0 },
+	{ "Host: h\r\nSec-Fetch-Site: Same-Origin\r\nContent-Type: Application/JSON; charset=utf-8\r\n",
+	  HTTP_BROWSER_OK, HTTP_BROWSER_OK, 1, 0 },
+	{ "Host: h\r\nSec-Fetch-Site: same-site\r\n", HTTP_BROWSER_CROSS_SITE,
+	  HTTP_BROWSER_CROSS_SITE, 0, 0 },
+	{ "Host: h\r\nSec-Fetch-Site: none\r\nSec-Fetch-Site: none\r\n", HTTP_BROWSER_CROSS_SITE,
+	  HTTP_BROWSER_CROSS_SITE, 0, 0 },
+	{ "Host: 127.0.0.1:8\r\nOrigin: http://127.0.0.1:8\r\n", HTTP_BROWSER_CROSS_ORIGIN,
+	  HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: 127.0.0.1:8\r\nOrigin: http://localhost:8\r\n", HTTP_BROWSER_CROSS_ORIGIN,
+	  HTTP_BROWSER_CROSS_ORIGIN, 0, 0 },
+	{ "Host: h\r\nOrigin: null\r\n", HTTP_BROWSER_CROSS_ORIGIN, HTTP_BROWSER_CROSS_ORIGIN, 0, 0 },
+	{ "Host: h\r\nContent-Type: text/plain\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nContent-Type: application/jsonx\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nContent-Type: application/json\r\nContent-Type: application/json\r\n",
+	  HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nAuthorization: Bearer k3y\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 1 },
+	{ "Host: h\r\nAuthorization: bearer   k3y\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 1 },
+	{ "Host: h\r\nAuthorization: Bearer k3\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nAuthorization: Bearer k3yy\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nAuthorization: Basic k3y\r\n", HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+	{ "Host: h\r\nAuthorization: Bearer k3y\r\nAuthorization: Bearer k3y\r\n",
+	  HTTP_BROWSER_OK, HTTP_BROWSER_OK, 0, 0 },
+};
+
+static void test_who(void)
+{
+	for (size_t i = 0; i < sizeof who_rows / sizeof who_rows[0]; i++) {
+		const struct who_row *w = &who_rows[i];
+		char in[512];
+		int n = snprintf(in, sizeof in, "POST / HTTP/1.1\r\n%s\r\n", w->head);
+		struct http_request req;
+		struct guarded g;
+		const struct http_header *bad = NULL, *got;
+		size_t count;
+		int ok = http_parse_head(guard_copy(&g, in, (size_t)n), (size_t)n, &req) == n;
+
+		tap_ok(ok && http_browser_check(&req, 0, &bad) == w->browser &&
+		       http_browser_check(&req, 1, &bad) == w->browser_debug &&
+		       http_body_is_json(&req, &got, &count) == w->json &&
+		       http_bearer_matches(&req, "k3y") == w->bearer,
+		       "who sent it: row %zu", i);
+		guard_free(&g);
+	}
+}
+
 int main(void)
 {
 	test_head_table();
@@ -630,5 +685,6 @@ int main(void)
 	test_chunk_table();
 	test_chunk_lines();
 	test_chunk_state();
+	test_who();
 	return tap_done();
 }
