@@ -891,23 +891,9 @@ static int route_healthz(struct ctx *x)
 		jbuf_append(&b, sb.p, sb.len);
 		jbuf_free(&sb);
 	}
-	jbuf_puts(&b, ",\"interpreters\":[");
-	for (size_t i = 0, k = 0; i < x->reg.n; i++) {
-		const struct interp *it = &x->reg.v[i];
-		char path[512];
-		int found = it->argv[0][0] == '/' ? access(it->argv[0], X_OK) == 0 : 0;
-
-		for (const char *d = "/usr/local/bin\0/usr/bin\0/bin\0"; *d && !found;
-		     d += strlen(d) + 1) {
-			snprintf(path, sizeof path, "%s/%s", d, it->argv[0]);
-			found = access(path, X_OK) == 0;
-		}
-		jbuf_printf(&b, "%s{\"name\":\"%s\",\"program\":", k++ ? "," : "", it->name);
-		jstr_escape(&b, it->argv[0], strlen(it->argv[0]));
-		jbuf_printf(&b, ",\"found\":%s,\"allowed\":%s}",
-			    found ? "true" : "false", it->allowed ? "true" : "false");
-	}
-	jbuf_puts(&b, "]}");
+	jbuf_puts(&b, ",\"interpreters\":");
+	resp_interpreters(&b, &x->reg);
+	jbuf_puts(&b, "}");
 	respond(x, ok ? 200 : 503, ok ? NULL : "x-should-retry: false\r\n", &b, 0);
 	jbuf_free(&b);
 	return ok ? 200 : 503;

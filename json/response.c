@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json/response.h"
 
@@ -387,4 +388,35 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 	jbuf_free(&calls);
 	agent_output_free(&o);
 	return rc;
+}
+
+/* Whether an interpreter's program is on this host: an absolute path,
+ * or in /usr/local/bin, /usr/bin or /bin (the blocks' PATH). */
+static int program_found(const char *prog)
+{
+	char path[512];
+
+	if (prog[0] == '/')
+		return access(prog, X_OK) == 0;
+	for (const char *d = "/usr/local/bin\0/usr/bin\0/bin\0"; *d; d += strlen(d) + 1) {
+		snprintf(path, sizeof path, "%s/%s", d, prog);
+		if (access(path, X_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void resp_interpreters(struct jbuf *b, const struct registry *reg)
+{
+	jbuf_puts(b, "[");
+	for (size_t i = 0; i < reg->n; i++) {
+		const struct interp *it = &reg->v[i];
+
+		jbuf_printf(b, "%s{\"name\":\"%s\",\"program\":", i ? "," : "", it->name);
+		jstr_escape(b, it->argv[0], strlen(it->argv[0]));
+		jbuf_printf(b, ",\"found\":%s,\"allowed\":%s}",
+			    program_found(it->argv[0]) ? "true" : "false",
+			    it->allowed ? "true" : "false");
+	}
+	jbuf_puts(b, "]");
 }

@@ -33,6 +33,9 @@ void resp_sandbox(struct jbuf *b, const struct sbx_layers *l);
 /* /healthz's and --probe's "sandbox" object: the self-test's verdict,
  * the host's facts, the layers a run would have. */
 void resp_health_sandbox(struct jbuf *b, const struct sbx_health *h);
+/* /healthz's "interpreters": each of the registry with its program,
+ * whether it is on this host and whether it is allowed. */
+void resp_interpreters(struct jbuf *b, const struct registry *reg);
 
 void resp_completion(struct jbuf *b, const struct resp_run *rr);
 
