@@ -71,7 +71,8 @@ static int body_append(struct http_body *b, const struct http_limits *l,
 		b->p = nb;
 		*cap = nc;
 	}
-	memcpy(b->p + b->len, p, n);
+	if (n)
+		memcpy(b->p + b->len, p, n);
 	b->len += n;
 	b->p[b->len] = '\0';
 	return 0;

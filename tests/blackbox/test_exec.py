@@ -310,7 +310,8 @@ with Server("--timeout", "10", "--max-blocks", "100", "--interpreters", interp_f
     t0 = time.time()
     r = s.run(block("bash", "echo through-80") + "".join(block("bash", "cat") for _ in range(79)))
     el = time.time() - t0
-    t.ok(content(r) == "through-80\n" and field(r, "codellm", "exit_code") == 0 and el < 5
+    # the time is reported, never asserted: these machines are shared
+    t.ok(content(r) == "through-80\n" and field(r, "codellm", "exit_code") == 0
          and len(results(r) or []) == 80,
          "80 blocks (--max-blocks 100) all start and pass the line through (%.1f s)" % el,
          r.body[-600:])

@@ -324,19 +324,24 @@ try:
              "its slot files belong to it, 0600", own)
 
     # --- 8. out of memory reading a request ----------------------------------------
-    w = handler_wrapper(["prlimit", "--as=%d" % (64 << 20), "--"])
-    with Server("--max-request-bytes", "64M", handler=w) as s:
-        body = b'{"model":"bash","messages":[{"role":"user","content":"' + b"a" * (60 << 20) + b'"}]}'
-        r = s.request("POST", "/v1/chat/completions", body)
-        t.eq((r.status, (r.error() or {}).get("code"), r.header("x-should-retry")),
-             (503, "server_overloaded", "true"),
-             "no memory for the body: 503 server_overloaded, x-should-retry: true", r.raw[:400])
-    w = handler_wrapper(["prlimit", "--as=%d" % (80 << 20), "--"])
-    with Server("--max-request-bytes", "64M", handler=w) as s:
-        r = s.request("POST", "/v1/chat/completions", body)
-        t.eq((r.status, (r.error() or {}).get("code"), r.header("x-should-retry")),
-             (503, "server_overloaded", "true"),
-             "no memory to parse the JSON: 503 server_overloaded, never 400 invalid_json", r.raw[:400])
+    # ASan reserves terabytes of shadow address space: RLIMIT_AS cannot
+    # bound a sanitizer build, so make sanitize skips these (make check runs them)
+    if SANITIZE:
+        t.skip("out of memory reading a request: 503 server_overloaded", "a sanitizer build cannot run under RLIMIT_AS")
+    else:
+        w = handler_wrapper(["prlimit", "--as=%d" % (64 << 20), "--"])
+        with Server("--max-request-bytes", "64M", handler=w) as s:
+            body = b'{"model":"bash","messages":[{"role":"user","content":"' + b"a" * (60 << 20) + b'"}]}'
+            r = s.request("POST", "/v1/chat/completions", body)
+            t.eq((r.status, (r.error() or {}).get("code"), r.header("x-should-retry")),
+                 (503, "server_overloaded", "true"),
+                 "no memory for the body: 503 server_overloaded, x-should-retry: true", r.raw[:400])
+        w = handler_wrapper(["prlimit", "--as=%d" % (80 << 20), "--"])
+        with Server("--max-request-bytes", "64M", handler=w) as s:
+            r = s.request("POST", "/v1/chat/completions", body)
+            t.eq((r.status, (r.error() or {}).get("code"), r.header("x-should-retry")),
+                 (503, "server_overloaded", "true"),
+                 "no memory to parse the JSON: 503 server_overloaded, never 400 invalid_json", r.raw[:400])
     remove_wrappers()
 finally:
     if journald:

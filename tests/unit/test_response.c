@@ -104,7 +104,7 @@ static void test_health(void)
 	h.available = 1;
 	h.failed_layer = -1;
 	resp_health_sandbox(&b, &h);
-	tap_ok(!strstr(jbuf_cstr(&b), "failed_layer") && strstr(b.p, "\"available\":true"),
+	tap_ok(!strstr(jbuf_cstr(&b), "failed_layer") && strstr(jbuf_cstr(&b), "\"available\":true"),
 	       "health: available has no failed_layer");
 	jbuf_free(&b);
 }
@@ -173,7 +173,7 @@ static void test_codellm(void)
 	       !strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0)->child->next
 			       ->child->next->valuestring, "hi\n"),
 	       "completion: the decider's stderr, the sandbox object, the content");
-	tap_ok(strstr(b.p, "\"finish_reason\":\"stop\"") && !strstr(b.p, "rerun_guard"),
+	tap_ok(strstr(jbuf_cstr(&b), "\"finish_reason\":\"stop\"") && !strstr(jbuf_cstr(&b), "rerun_guard"),
 	       "completion: stop, no rerun_guard");
 	cJSON_Delete(j);
 	r.end = SBX_END_SIGNAL;
@@ -181,7 +181,7 @@ static void test_codellm(void)
 	j = parse_codellm(&rr, &b);
 	c = cJSON_GetObjectItem(j, "codellm");
 	tap_ok(j && cJSON_GetObjectItem(c, "terminated_by_signal")->valueint == 15 &&
-	       strstr(b.p, "\"finish_reason\":\"length\""),
+	       strstr(jbuf_cstr(&b), "\"finish_reason\":\"length\""),
 	       "completion: a signal-ended run is length and names the signal");
 	cJSON_Delete(j);
 	rr.res = NULL;
@@ -190,7 +190,7 @@ static void test_codellm(void)
 	tap_ok(j && cJSON_IsNull(cJSON_GetObjectItem(c, "sandbox")) &&
 	       cJSON_IsTrue(cJSON_GetObjectItem(c, "rerun_guard")) &&
 	       cJSON_GetObjectItem(c, "blocks")->valueint == 0 &&
-	       strstr(b.p, "\"stderr\":\"\",\"sandbox\":null"),
+	       strstr(jbuf_cstr(&b), "\"stderr\":\"\",\"sandbox\":null"),
 	       "completion: nothing ran is sandbox null, rerun_guard");
 	cJSON_Delete(j);
 	jbuf_free(&b);
