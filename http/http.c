@@ -385,19 +385,143 @@ static void chunk_size_line_done(struct http_chunked *dec)
 	dec->state = dec->remaining ? CH_DATA : CH_TRAILER;
 }
 
+/* The size line: hex digits, then BWS, ';' and extensions, then its
+ * line end. 0, or -1 when the byte is malformed here. */
+static int size_byte(struct http_chunked *dec, unsigned char c)
+{
+	int h;
+
+	if (dec->state == CH_SIZE) {
+		if ((h = http_hex_value(c)) >= 0) {
+			/* 16 digits fill a uint64_t exactly; a 17th would
+			 * overflow, leading zeros or not. */
+			if (dec->hex_digits == 16 || !chunk_line_byte(dec))
+				return -1;
+			dec->remaining = dec->remaining << 4 | (unsigned)h;
+			dec->hex_digits++;
+			return 0;
+		}
+		if (dec->hex_digits == 0)
+			return -1;
+		dec->state = CH_SIZE_EXT;
+		dec->in_ext = EXT_NONE;
+	}
+	if (c == '\r' || c == '\n') {
+		/* BWS belongs to a chunk-ext; alone it is not part of the
+		 * grammar. */
+		if (dec->in_ext == EXT_BWS)
+			return -1;
+		if (c == '\r')
+			dec->state = CH_SIZE_LF;
+		else
+			chunk_size_line_done(dec);
+		return 0;
+	}
+	if (!chunk_line_byte(dec))
+		return -1;
+	if (dec->in_ext == EXT_IN)
+		return is_field_vchar(c) || is_ows(c) ? 0 : -1;
+	if (c == ';')
+		dec->in_ext = EXT_IN;
+	else if (is_ows(c))
+		dec->in_ext = EXT_BWS;
+	else
+		return -1;
+	return 0;
+}
+
+/* The trailer section: field lines, then the final empty line. */
+static int trailer_byte(struct http_chunked *dec, unsigned char c)
+{
+	switch (dec->state) {
+	case CH_TRAILER:
+		if (c == '\r')
+			dec->state = CH_END_LF;
+		else if (c == '\n')
+			dec->state = CH_DONE;
+		else if (!is_tchar(c))
+			return -1;
+		else {
+			/* trailer fields follow the header field rules:
+			 * no obs-fold, no empty name */
+			dec->line_len = 1;
+			dec->state = CH_TRAILER_NAME;
+		}
+		return 0;
+	case CH_TRAILER_NAME:
+		if (c == ':')
+			dec->state = CH_TRAILER_VALUE;
+		else if (!is_tchar(c))
+			return -1;
+		return chunk_line_byte(dec) ? 0 : -1;
+	case CH_TRAILER_VALUE:
+		if (c == '\r') {
+			dec->state = CH_TRAILER_LF;
+		} else if (c == '\n') {
+			dec->line_len = 0;
+			dec->state = CH_TRAILER;
+		} else if ((!is_field_vchar(c) && !is_ows(c)) || !chunk_line_byte(dec)) {
+			return -1;
+		}
+		return 0;
+	default:	/* CH_TRAILER_LF */
+		if (c != '\n')
+			return -1;
+		dec->line_len = 0;
+		dec->state = CH_TRAILER;
+		return 0;
+	}
+}
+
+/* One byte outside chunk-data: the state's rule decides it. */
+static int chunk_byte(struct http_chunked *dec, unsigned char c)
+{
+	switch (dec->state) {
+	case CH_SIZE:
+	case CH_SIZE_EXT:
+		return size_byte(dec, c);
+	case CH_SIZE_LF:
+		if (c != '\n')
+			return -1;
+		chunk_size_line_done(dec);
+		return 0;
+	case CH_DATA_CR:
+		if (c == '\r')
+			dec->state = CH_DATA_LF;
+		else if (c == '\n')
+			dec->state = CH_SIZE;
+		else
+			return -1;
+		return 0;
+	case CH_DATA_LF:
+		if (c != '\n')
+			return -1;
+		dec->state = CH_SIZE;
+		return 0;
+	case CH_TRAILER:
+	case CH_TRAILER_NAME:
+	case CH_TRAILER_VALUE:
+	case CH_TRAILER_LF:
+		return trailer_byte(dec, c);
+	case CH_END_LF:
+		if (c != '\n')
+			return -1;
+		dec->state = CH_DONE;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 /* Every decision depends on one byte plus the state, never on what
  * follows in this buffer, which is what makes any split of the input
- * decode the same. A state machine: kept whole (one switch over the
- * states, as picohttpparser's decoder), since cutting it would scatter
- * the transitions that must be read together. */
+ * decode the same. Chunk-data is copied in runs; every other byte goes
+ * through chunk_byte. */
 ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len)
 {
 	size_t n = *len, src = 0, dst = 0;
 
 	while (dec->state != CH_DONE) {
-		unsigned char c;
-		int h;
-
 		if (dec->state == CH_ERROR)
 			goto bad;
 		if (src == n) {
@@ -418,114 +542,8 @@ ssize_t http_chunked_decode(struct http_chunked *dec, char *buf, size_t *len)
 				dec->state = CH_DATA_CR;
 			continue;
 		}
-
-		c = (unsigned char)buf[src++];
-		switch (dec->state) {
-		case CH_SIZE:
-			if ((h = http_hex_value(c)) >= 0) {
-				/* 16 digits fill a uint64_t exactly; a 17th
-				 * would overflow, leading zeros or not. */
-				if (dec->hex_digits == 16 || !chunk_line_byte(dec))
-					goto bad;
-				dec->remaining = dec->remaining << 4 | (unsigned)h;
-				dec->hex_digits++;
-				break;
-			}
-			if (dec->hex_digits == 0)
-				goto bad;
-			dec->state = CH_SIZE_EXT;
-			dec->in_ext = EXT_NONE;
-			__attribute__((fallthrough));
-		case CH_SIZE_EXT:
-			if (c == '\r' || c == '\n') {
-				/* BWS belongs to a chunk-ext; alone it is
-				 * not part of the grammar. */
-				if (dec->in_ext == EXT_BWS)
-					goto bad;
-				if (c == '\r')
-					dec->state = CH_SIZE_LF;
-				else
-					chunk_size_line_done(dec);
-				break;
-			}
-			if (!chunk_line_byte(dec))
-				goto bad;
-			if (dec->in_ext == EXT_IN) {
-				if (!is_field_vchar(c) && !is_ows(c))
-					goto bad;
-			} else if (c == ';') {
-				dec->in_ext = EXT_IN;
-			} else if (is_ows(c)) {
-				dec->in_ext = EXT_BWS;
-			} else {
-				goto bad;
-			}
-			break;
-		case CH_SIZE_LF:
-			if (c != '\n')
-				goto bad;
-			chunk_size_line_done(dec);
-			break;
-		case CH_DATA_CR:
-			if (c == '\r')
-				dec->state = CH_DATA_LF;
-			else if (c == '\n')
-				dec->state = CH_SIZE;
-			else
-				goto bad;
-			break;
-		case CH_DATA_LF:
-			if (c != '\n')
-				goto bad;
-			dec->state = CH_SIZE;
-			break;
-		case CH_TRAILER:
-			if (c == '\r') {
-				dec->state = CH_END_LF;
-			} else if (c == '\n') {
-				dec->state = CH_DONE;
-			} else if (is_tchar(c)) {
-				/* Trailer fields follow the header field
-				 * rules: no obs-fold, no empty name. */
-				dec->line_len = 1;
-				dec->state = CH_TRAILER_NAME;
-			} else {
-				goto bad;
-			}
-			break;
-		case CH_TRAILER_NAME:
-			if (c == ':')
-				dec->state = CH_TRAILER_VALUE;
-			else if (!is_tchar(c))
-				goto bad;
-			if (!chunk_line_byte(dec))
-				goto bad;
-			break;
-		case CH_TRAILER_VALUE:
-			if (c == '\r') {
-				dec->state = CH_TRAILER_LF;
-			} else if (c == '\n') {
-				dec->line_len = 0;
-				dec->state = CH_TRAILER;
-			} else if ((!is_field_vchar(c) && !is_ows(c)) ||
-				   !chunk_line_byte(dec)) {
-				goto bad;
-			}
-			break;
-		case CH_TRAILER_LF:
-			if (c != '\n')
-				goto bad;
-			dec->line_len = 0;
-			dec->state = CH_TRAILER;
-			break;
-		case CH_END_LF:
-			if (c != '\n')
-				goto bad;
-			dec->state = CH_DONE;
-			break;
-		default:
+		if (chunk_byte(dec, (unsigned char)buf[src++]) < 0)
 			goto bad;
-		}
 	}
 	*len = dst;
 	return (ssize_t)(n - src);
