@@ -13,20 +13,8 @@
 #include "tests/guard.h"
 #include "tests/tap.h"
 #include "http/target.h"
+#include "tests/debug-query.h"
 
-/* GET /debug/blocks?body=…: the query decoded as the handler does it */
-static int parse_query(const char *t, size_t n, const struct registry *reg,
-		       const struct req_limits *lim, struct chat_request *r,
-		       struct req_error *e)
-{
-	char *md = NULL;
-	size_t len = 0;
-	int qrc = http_query_param(t, n, "body", &md, &len), rc;
-
-	rc = req_parse_debug_query(qrc, md, len, reg, lim, r, e);
-	free(md);
-	return rc;
-}
 
 /* ---- base64: RFC 4648 §10 vectors, every byte, long input ------------- */
 
