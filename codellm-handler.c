@@ -16,16 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 
 #include "http/conn.h"
@@ -387,7 +384,7 @@ struct ctx {
 	char *key;		/* configured bearer key, NULL when none */
 	char key_why[256];	/* why there is none */
 	char *head;		/* request line + headers (+ early body bytes) */
-	size_t head_len, head_used;
+	size_t head_used;
 	struct http_request hr;
 	struct http_framing fr;	/* the body's, from the head */
 	char path[1024];
@@ -497,9 +494,18 @@ static const struct { int status; const char *type, *code; } refusals[] = {
 	[REF_ANSWER_OOM] = { 500, "server_error", "out_of_memory" },
 };
 
-/* A refusal: the OpenAI error object. Every 501 and 503 says
- * x-should-retry: false (a retry cannot help), but server_overloaded,
- * which says true (the server was short of memory; nothing ran). */
+/* What a refusal says of retrying (send_head's after_run): every 501
+ * and 503 says x-should-retry: false (a retry cannot help), but
+ * server_overloaded, which says true (the server was short of memory;
+ * nothing ran); other refusals leave it to the client. */
+static int retry_rule(int status, const char *code)
+{
+	if (code && !strcmp(code, "server_overloaded"))
+		return 2;
+	return status == 503 || status == 501;
+}
+
+/* A refusal: the OpenAI error object. */
 __attribute__((format(printf, 4, 5)))
 static int refuse(struct ctx *x, enum refusal why, const char *extra, const char *fmt, ...)
 {
@@ -512,7 +518,7 @@ static int refuse(struct ctx *x, enum refusal why, const char *extra, const char
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	resp_error(&b, msg, refusals[why].type, NULL, refusals[why].code);
-	respond(x, status, extra, &b, why == REF_OVERLOADED ? 2 : status == 503 || status == 501);
+	respond(x, status, extra, &b, retry_rule(status, refusals[why].code));
 	jbuf_free(&b);
 	return status;
 }
@@ -522,8 +528,7 @@ static int fail_req(struct ctx *x, const struct req_error *e)
 	struct jbuf b = {0};
 
 	resp_error(&b, e->message, e->type, e->param, e->code);
-	respond(x, e->status, NULL, &b,
-		e->code && !strcmp(e->code, "server_overloaded") ? 2 : 0);
+	respond(x, e->status, NULL, &b, retry_rule(e->status, e->code));
 	jbuf_free(&b);
 	return e->status;
 }
