@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
-HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h tests/*.h *.h)
+HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h *.h)
 TEST_HELPERS := tests/helpers/deny-syscalls
 
 PORT ?= 8089
@@ -92,8 +92,9 @@ $(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BIN): codellm-handler.o $(LIB)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ codellm-handler.o $(LIB) $(PKG_LIBS)
+HANDLER_OBJS := codellm-handler.o $(patsubst %.c,%.o,$(sort $(wildcard handler/*.c)))
+$(BIN): $(HANDLER_OBJS) $(LIB)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) $(PKG_LIBS)
 
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)

@@ -1,0 +1,125 @@
+/* What the entry (codellm-handler.c) and its parts share: the request's
+ * context, the refusals and the answers' heads, the route bodies
+ * (routes.c) and a run with its answer (run.c). Nothing outside the
+ * program includes this. */
+#ifndef CODELLM_HANDLER_H
+#define CODELLM_HANDLER_H
+
+#include <stddef.h>
+
+#include "http/conn.h"
+#include "http/http.h"
+#include "json/audit.h"
+#include "json/jstr.h"
+#include "json/registry.h"
+#include "json/request.h"
+#include "json/response.h"
+
+struct route;
+
+struct ctx {
+	struct conn c;
+	struct registry reg;
+	char id[48];
+	long t_start;
+	char *key;		/* configured bearer key, NULL when none */
+	char key_why[256];	/* why there is none */
+	char *head;		/* request line + headers (+ early body bytes) */
+	size_t head_used;
+	struct http_request hr;
+	struct http_framing fr;	/* the body's, from the head */
+	char path[1024];
+	char path_log[200];	/* path, audit_text(): for log lines */
+	char *body;
+	size_t body_len;
+	int unread;		/* bytes after the request were left unread */
+	int slot_fd;		/* the run slot held, or -1 */
+	int slot;		/* its index, or -1 */
+	struct audit au;	/* the journal record, sent at exit */
+	const char *ctype;	/* Content-Type of the answer, JSON when NULL */
+	/* a stream (SSE) in progress */
+	const struct resp_run *st_rr;
+	char st_pend[4];	/* the start of a UTF-8 sequence still arriving */
+	size_t st_npend;
+	long st_last;		/* when the last event went out */
+	/* a debug route's run (SPEC §8) instead of a chat completion */
+	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE } run_kind;
+	size_t dbg_index;	/* run-block: the block's index in the body */
+	const struct route *route;	/* the request's route, once routed */
+	int head_bytes;		/* the head's length in head[] */
+	int request_read;	/* the whole request was read */
+	int exit;		/* the process's exit status */
+};
+
+/* Every refusal the handler answers itself; codellm-handler.c maps
+ * each to its (status, type, code) in one table. */
+enum refusal {
+	REF_BAD_REQUEST,
+	REF_INCOMPLETE,
+	REF_TIMEOUT,
+	REF_LENGTH_REQUIRED,
+	REF_TOO_LARGE,
+	REF_HEADERS_TOO_LARGE,
+	REF_TE_UNSUPPORTED,
+	REF_BAD_KEY,
+	REF_CROSS_ORIGIN,
+	REF_CROSS_SITE,
+	REF_HOST,
+	REF_LOOPBACK,
+	REF_NOT_FOUND,
+	REF_MODEL_NOT_FOUND,
+	REF_METHOD,
+	REF_MEDIA_TYPE,
+	REF_SLOTS_BUSY,
+	REF_NO_KEY,
+	REF_MISCONFIGURED,
+	REF_SANDBOX,
+	REF_WORKDIR,
+	REF_OVERLOADED,
+	REF_ANSWER_OOM,
+};
+
+/* ---- answering (codellm-handler.c) ---- */
+
+long write_deadline(struct ctx *x);
+/* The response head; content_length -1: the body runs to the close.
+ * after_run is an http_retry. */
+void send_head(struct ctx *x, int status, const char *extra, long content_length,
+	       int after_run);
+void respond(struct ctx *x, int status, const char *extra, const struct jbuf *body,
+	     int after_run);
+/* A refusal as the OpenAI error object; returns its status. */
+__attribute__((format(printf, 4, 5)))
+int refuse(struct ctx *x, enum refusal why, const char *extra, const char *fmt, ...);
+/* A request json/ refused, as it words it; refuse_request also tells
+ * the journal when the refusal is the server's setting. */
+int fail_req(struct ctx *x, const struct req_error *e);
+int refuse_request(struct ctx *x, const struct req_error *e);
+int method_is(const struct ctx *x, const char *m);
+
+/* ---- the route bodies and the commands (routes.c) ---- */
+
+int route_healthz(struct ctx *x);
+int route_model_list(struct ctx *x);
+int route_model(struct ctx *x);
+int route_chat(struct ctx *x);
+int route_page(struct ctx *x);
+int route_debug_blocks(struct ctx *x);
+int route_debug_run_block(struct ctx *x);
+int route_debug_run_pipeline(struct ctx *x);
+/* --probe and --check: exit statuses */
+int probe(struct ctx *x);
+int check_files(struct ctx *x, int argc, char **argv, int first);
+
+/* ---- a run and its answer (run.c) ---- */
+
+struct sbx_config;
+/* The sandbox's settings from the options; slot -1: a check (no run). */
+void sandbox_config(struct sbx_config *c, int slot);
+/* Runs the request's blocks in the slot held and answers in its mode;
+ * returns the status sent. */
+int run_request(struct ctx *x, struct chat_request *r);
+/* A follow-up turn answered without running (the re-execution guard). */
+int answer_without_run(struct ctx *x, struct chat_request *r);
+
+#endif

@@ -1,0 +1,311 @@
+/* The route bodies (the table is in codellm-handler.c) and the two
+ * commands that share their checks: /healthz and --probe, the model
+ * list, chat completions (parse, then the re-execution guard or a slot
+ * and a run), the debug page and debug routes; --check. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "handler/handler.h"
+#include "handler/options.h"
+#include "http/debug-page.h"
+#include "http/target.h"
+#include "json/debug.h"
+#include "json/rolecheck.h"
+#include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+
+/* Whether the configured mode can run code here, found by setting up a
+ * real block (that never runs), and the host's facts beside it. */
+static int sandbox_check(struct jbuf *b)
+{
+	struct sbx_config cfg;
+	struct sbx_health h;
+	int ok;
+
+	sandbox_config(&cfg, -1);
+	ok = sbx_self_test(&cfg, &h);
+	resp_health_sandbox(b, &h);
+	return ok;
+}
+
+/* --probe: the per-host check an operator runs before enabling the
+ * socket. The JSON is /healthz's "sandbox" object; the exit status says
+ * whether the configured mode can run code here. */
+int probe(struct ctx *x)
+{
+	struct jbuf b = {0};
+	int ok;
+
+	if (config_error[0]) {
+		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+		return 2;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		return 1;
+	ok = sandbox_check(&b);
+	printf("%s\n", jbuf_cstr(&b) ? b.p : "{}");
+	fprintf(stderr, "codellm: --sandbox %s %s run code on this host\n",
+		sbx_mode_name(opt.sandbox), ok ? "can" : "cannot");
+	jbuf_free(&b);
+	reg_free(&x->reg);
+	return ok ? 0 : 1;
+}
+
+int check_files(struct ctx *x, int argc, char **argv, int first)
+{
+	int rc;
+
+	if (!config_error[0] && first >= argc)
+		snprintf(config_error, sizeof config_error, "--check needs at least one file");
+	if (config_error[0]) {
+		fprintf(stderr, "codellm: configuration error: %s\n", config_error);
+		reg_free(&x->reg);
+		return 2;
+	}
+	rc = rc_check_files(argv + first, argc - first, &x->reg, opt.max_blocks, stdout);
+	if (rc < 0)
+		fprintf(stderr, "codellm: --check: out of memory or output failed\n");
+	reg_free(&x->reg);
+	return rc < 0 ? 2 : rc;
+}
+
+/* The directory of the run slots (and /healthz's shared check). */
+static int slot_dir(char *dir, size_t len)
+{
+	return sbx_slot_dir(opt.runtime_dir, dir, len);
+}
+
+/* /healthz's sandbox check, shared by every instance for
+ * --healthz-cache seconds through a file in the slot directory
+ * (sbx_shared_*), so a stream of probes costs one sandbox setup per
+ * interval: "1\n" or "0\n" (the verdict), then the JSON. The file is
+ * opened before the check: a root handler's check leaves it running as
+ * the slot uid, which cannot create files there. *at is when the check
+ * ran (ms since the epoch). */
+static int healthz_check(struct jbuf *sb, long *at)
+{
+	char dir[PATH_MAX], buf[16384];
+	int fd = -1, ok;
+
+	if (opt.healthz_cache_s > 0 && slot_dir(dir, sizeof dir) == 0)
+		fd = sbx_shared_open(dir, "healthz.cache");
+	if (fd >= 0 && sbx_shared_read(fd, (long)(opt.healthz_cache_s * 1000), buf, sizeof buf,
+				       at) >= 2 && (buf[0] == '0' || buf[0] == '1') &&
+	    buf[1] == '\n') {
+		close(fd);
+		jbuf_puts(sb, buf + 2);
+		return buf[0] == '1';
+	}
+	*at = sbx_wall_ms();
+	ok = sandbox_check(sb);
+	if (fd >= 0 && jbuf_cstr(sb)) {
+		struct jbuf data = {0};
+
+		jbuf_printf(&data, "%d\n", ok);
+		jbuf_append(&data, sb->p, sb->len);
+		if (!data.oom)
+			sbx_shared_write(fd, *at, data.p, data.len);
+		jbuf_free(&data);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int route_healthz(struct ctx *x)
+{
+	struct jbuf b = {0};
+	int ok;
+
+	jbuf_puts(&b, "{\"status\":\"");
+	{
+		struct jbuf sb = {0};
+		long at;
+
+		ok = healthz_check(&sb, &at);
+		jbuf_printf(&b, "%s\",\"version\":\"" CODELLM_VERSION "\",\"mode\":\"%s\","
+			    "\"checked_at_ms\":%ld,\"sandbox\":", ok ? "ok" : "unavailable",
+			    sbx_mode_name(opt.sandbox), at);
+		jbuf_append(&b, sb.p, sb.len);
+		jbuf_free(&sb);
+	}
+	jbuf_puts(&b, ",\"interpreters\":");
+	resp_interpreters(&b, &x->reg);
+	jbuf_puts(&b, "}");
+	respond(x, ok ? 200 : 503, ok ? NULL : "x-should-retry: false\r\n", &b, 0);
+	jbuf_free(&b);
+	return ok ? 200 : 503;
+}
+
+static int route_models(struct ctx *x, const char *id)
+{
+	struct jbuf b = {0};
+	long created = (long)time(NULL);
+
+	x->au.kind = AUDIT_NOTHING;
+	if (!id) {
+		resp_models(&b, &x->reg, created);
+	} else if (resp_model(&b, &x->reg, id, created) < 0) {
+		jbuf_free(&b);
+		return refuse(x, REF_MODEL_NOT_FOUND, NULL,
+			    "the model \"%.128s\" does not exist", id);
+	}
+	respond(x, 200, NULL, &b, 0);
+	jbuf_free(&b);
+	return 200;
+}
+
+/* A run slot (SPEC §9), shared by all instances through flock on files
+ * in the runtime directory; taken only now that the request is read,
+ * authenticated and valid, held until exit. */
+static int take_slot(struct ctx *x)
+{
+	char dir[PATH_MAX];
+	unsigned idx;
+	int fd;
+
+	if (slot_dir(dir, sizeof dir) < 0)
+		goto unusable;
+	fd = slot_take(dir, (unsigned)opt.max_concurrent, &idx);
+	if (fd == -EBUSY) {
+		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
+			opt.max_concurrent);
+		return refuse(x, REF_SLOTS_BUSY, "Retry-After: 1\r\n",
+			    "all %llu run slots are busy (--max-concurrent); retry in a second",
+			    opt.max_concurrent);
+	}
+	if (fd < 0) {
+		errno = -fd;
+		goto unusable;
+	}
+	x->slot_fd = fd;
+	x->slot = (int)idx;
+	return 0;
+unusable:
+	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s\n", x->id,
+		dir, strerror(errno));
+	return refuse(x, REF_MISCONFIGURED, NULL,
+		    "the server cannot take a run slot; see its journal");
+}
+
+/* What a request may make the handler run, hold and echo. */
+static const struct req_limits *limits(void)
+{
+	static struct req_limits lim;
+
+	lim.max_blocks = (size_t)opt.max_blocks;
+	lim.max_skipped = (size_t)opt.max_skipped_fences;
+	return &lim;
+}
+
+int route_chat(struct ctx *x)
+{
+	struct chat_request r;
+	struct req_error e;
+	int status;
+
+	if (req_parse(x->body, x->body_len, &x->reg, limits(), &r, &e) < 0)
+		return refuse_request(x, &e);
+	audit_request(&x->au, &r, r.agent ? "agent" : "run");
+	if (r.rerun_guard)
+		status = answer_without_run(x, &r);
+	else if ((status = take_slot(x)) == 0)
+		status = run_request(x, &r);
+	req_free(&r);
+	return status;
+}
+
+int route_page(struct ctx *x)
+{
+	static const char headers[] =
+		"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
+		"style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
+		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"
+		"X-Content-Type-Options: nosniff\r\n"
+		"Referrer-Policy: no-referrer\r\n"
+		"Cache-Control: no-store\r\n";
+
+	x->au.kind = AUDIT_NOTHING;
+	x->ctype = "text/html; charset=utf-8";
+	send_head(x, 200, headers, (long)debug_page_len(), 0);
+	conn_write(&x->c, debug_page, debug_page_len(), write_deadline(x));
+	return 200;
+}
+
+/* GET /debug/blocks?body=… or POST {"body": …}: parses, runs nothing. */
+int route_debug_blocks(struct ctx *x)
+{
+	struct chat_request r;
+	struct req_error e;
+	struct jbuf b = {0};
+	size_t unused;
+	int rc;
+
+	if (method_is(x, "GET")) {
+		char *md = NULL;
+		size_t len = 0;
+		int qrc = http_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
+
+		rc = req_parse_debug_query(qrc, md, len, &x->reg, limits(), &r, &e);
+		free(md);
+	} else
+		rc = req_parse_debug(x->body, x->body_len, &x->reg, limits(),
+				     REQ_DEBUG_LIST, &r, &unused, &e);
+	if (rc < 0)
+		return fail_req(x, &e);
+	audit_request(&x->au, &r, "debug");
+	x->au.kind = AUDIT_NOTHING;
+	dbg_blocks(&b, &r);
+	jbuf_puts(&b, "\n");
+	respond(x, 200, NULL, &b, 0);
+	jbuf_free(&b);
+	req_free(&r);
+	return 200;
+}
+
+/* POST /debug/run-block and /debug/run-pipeline: a run like any other
+ * (slot, sandbox, relay), answered as one debug object. */
+static int route_debug_run(struct ctx *x, int pipeline)
+{
+	struct chat_request r;
+	struct req_error e;
+	int status;
+
+	if (req_parse_debug(x->body, x->body_len, &x->reg, limits(),
+			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
+			    &x->dbg_index, &e) < 0)
+		return refuse_request(x, &e);
+	audit_request(&x->au, &r, "debug");
+	x->run_kind = pipeline ? RUN_DEBUG_PIPELINE : RUN_DEBUG_BLOCK;
+	status = take_slot(x);
+	if (status == 0)
+		status = run_request(x, &r);
+	req_free(&r);
+	return status;
+}
+
+int route_debug_run_block(struct ctx *x)
+{
+	return route_debug_run(x, 0);
+}
+
+int route_debug_run_pipeline(struct ctx *x)
+{
+	return route_debug_run(x, 1);
+}
+
+int route_model_list(struct ctx *x)
+{
+	return route_models(x, NULL);
+}
+
+int route_model(struct ctx *x)
+{
+	return route_models(x, x->path + strlen("/v1/models/"));
+}

@@ -1,0 +1,471 @@
+/* A run and its answer: the sandbox's settings, the run's files and
+ * pipeline, and each answer mode (run mode's early head and content,
+ * agent mode's tool calls or 422, a stream's events, a debug object). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "handler/handler.h"
+#include "handler/options.h"
+#include "json/agent.h"
+#include "json/debug.h"
+#include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+
+/* A root handler's run takes its slot's own uid (THREATS.md #17); the
+ * checks without a slot (/healthz, --probe) take the one after them. */
+void sandbox_config(struct sbx_config *c, int slot)
+{
+	memset(c, 0, sizeof *c);
+	c->run_uid = (uid_t)-1;
+	if (geteuid() == 0 && opt.slot_uid_base)
+		c->run_uid = (uid_t)(opt.slot_uid_base +
+				     (slot >= 0 ? (unsigned long long)slot : opt.max_concurrent));
+	c->share = (unsigned)opt.max_concurrent;
+	c->shm_bytes = opt.shm_bytes;
+	c->mode = opt.sandbox;
+	c->allow_network = opt.sandbox_network;
+	c->lim.memory = opt.memory_max;
+	c->lim.address_space = opt.address_space_max;
+	c->lim.file_bytes = opt.max_file_bytes;
+	c->lim.procs = opt.max_procs;
+	c->lim.open_files = opt.max_open_files;
+	/* RLIMIT_CPU follows each run's own timeout (sbx_cpu_rlimit) */
+	c->lim.cpu_s = opt.max_cpu_seconds;
+	c->workdir_bytes = opt.workdir_bytes;
+	c->workdir_inodes = opt.workdir_inodes;
+	c->run_bytes = 2 * opt.max_request_bytes + (4u << 20);
+	c->tmp_parent = getenv("TMPDIR");
+	if (!c->tmp_parent || c->tmp_parent[0] != '/')
+		c->tmp_parent = "/tmp";
+}
+
+static int keepalive(void *ctx)
+{
+	struct ctx *x = ctx;
+
+	return conn_write_nb(&x->c, " ", 1);
+}
+
+static void say_layers(const char *id, const char *what, unsigned bits)
+{
+	char names[256];
+
+	sbx_layer_list(names, sizeof names, bits, ", ");
+	fprintf(stderr, "codellm: %s: %s: %s\n", id, what, names);
+}
+
+static void audit_result(struct audit *a, const struct sbx_result *res)
+{
+	const struct sbx_layers *l = &res->layers;
+	size_t n;
+
+	a->has_result = 1;
+	a->exit_code = res->exit_code;
+	a->timed_out = res->end == SBX_END_TIMEOUT;
+	a->duration_ms = res->duration_ms;
+	n = (size_t)snprintf(a->sandbox, sizeof a->sandbox, "%s net=%s%s",
+			     sbx_mode_name(l->mode), sbx_net_name(l->net),
+			     l->absent ? " missing=" : "");
+	if (n < sizeof a->sandbox)
+		sbx_layer_list(a->sandbox + n, sizeof a->sandbox - n, l->absent, ",");
+}
+
+/* Agent mode's audit: the paths the tool calls write, one per line,
+ * each made safe for the journal (the block's output chose them). */
+static void audit_paths(struct audit *a, const struct agent_output *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		char shown[PATH_MAX];
+
+		audit_text(shown, sizeof shown, o->changes[i].path, strlen(o->changes[i].path));
+		if (a->write_paths.len)
+			jbuf_puts(&a->write_paths, "\n");
+		jbuf_puts(&a->write_paths, shown);
+	}
+}
+
+/* Agent mode after the run: tool calls, or 422 execution_error with the
+ * block, its stderr's tail and the codellm object. Never 5xx: the SDKs
+ * retry those, and a retry runs the code again. */
+static int agent_answer(struct ctx *x, struct resp_run *rr)
+{
+	struct jbuf b = {0}, calls = {0};
+	struct agent_output o = AGENT_OUTPUT_NONE;
+	char msg[2048];
+	const char *code = agent_outcome(rr->res, rr->req, &o, msg, sizeof msg);
+
+	if (!code) {
+		resp_tool_calls(&calls, &o);
+		if (calls.oom) {
+			code = "invalid_changes";
+			agent_refusal(rr->res, "out of memory building the tool calls", msg,
+				      sizeof msg);
+		}
+	}
+	if (code) {
+		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
+		resp_execution_error(&b, code, msg, rr);
+		respond(x, 422, NULL, &b, 1);
+	} else {
+		rr->changes = (long)o.n;
+		audit_paths(&x->au, &o);
+		resp_agent_completion(&b, rr, calls.p, calls.len);
+		respond(x, 200, NULL, &b, 1);
+	}
+	jbuf_free(&b);
+	jbuf_free(&calls);
+	agent_output_free(&o);
+	return code ? 422 : 200;
+}
+
+/* ---- streaming: server-sent events, as the OpenAI SDKs parse them ---- */
+
+static int sse_send(struct ctx *x, struct jbuf *b)
+{
+	int rc = b->len ? conn_write(&x->c, b->p, b->len, write_deadline(x)) : 0;
+
+	b->len = 0;
+	x->st_last = conn_now_ms();
+	return rc;
+}
+
+static void sse_start(struct ctx *x, const struct resp_run *rr)
+{
+	struct jbuf ev = {0};
+
+	x->ctype = "text/event-stream";
+	send_head(x, 200, "Cache-Control: no-cache\r\n", -1, 1);
+	x->st_rr = rr;
+	resp_sse_role(&ev, rr);
+	sse_send(x, &ev);
+	jbuf_free(&ev);
+}
+
+/* The last block's stdout as content deltas, as it is produced; a UTF-8
+ * sequence split between two reads waits for its end. */
+static int stream_output(void *ctx, const char *data, size_t len)
+{
+	struct ctx *x = ctx;
+	struct jbuf all = {0}, ev = {0};
+	size_t n;
+	int rc = 0;
+
+	jbuf_append(&all, x->st_pend, x->st_npend);
+	jbuf_append(&all, data, len);
+	if (all.oom)
+		rc = -1;
+	n = rc ? 0 : jstr_utf8_prefix(all.p, all.len);
+	x->st_npend = rc ? 0 : all.len - n;
+	if (x->st_npend)
+		memcpy(x->st_pend, all.p + n, x->st_npend);
+	if (n) {
+		resp_sse_content(&ev, x->st_rr, all.p, n);
+		rc = sse_send(x, &ev);
+	}
+	jbuf_free(&all);
+	jbuf_free(&ev);
+	return rc;
+}
+
+/* ": ping" while the stream is quiet: a comment every client ignores */
+static int stream_ping(void *ctx)
+{
+	struct ctx *x = ctx;
+	static const char ping[] = ": ping\n\n";
+
+	if (conn_now_ms() - x->st_last < (long)(opt.keepalive_s * 1000) - 100)
+		return 0;
+	x->st_last = conn_now_ms();
+	return conn_write(&x->c, ping, sizeof ping - 1, write_deadline(x));
+}
+
+/* The end of a stream: run mode's rest and final chunk, or agent mode's
+ * tool calls (or its execution_error event, with no tool call before
+ * it); usage when asked; [DONE]. */
+static void stream_end(struct ctx *x, struct resp_run *rr)
+{
+	const struct chat_request *r = rr->req;
+	const struct sbx_result *p = rr->res;
+	struct jbuf ev = {0};
+	struct agent_output o = AGENT_OUTPUT_NONE;
+
+	if (!r->agent) {
+		if (x->st_npend)
+			resp_sse_content(&ev, rr, x->st_pend, x->st_npend);
+		resp_sse_final(&ev, rr, p && (p->out_truncated || p->end != SBX_END_NORMAL) ?
+			       "length" : "stop");
+	} else if (p) {
+		char msg[2048];
+		const char *code = agent_outcome(p, r, &o, msg, sizeof msg);
+
+		if (code) {
+			fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n",
+				x->id, code);
+			resp_sse_error(&ev, code, "execution_error", msg, rr);
+			sse_send(x, &ev);
+			goto out;
+		}
+		rr->changes = (long)o.n;
+		audit_paths(&x->au, &o);
+		resp_sse_tool_calls(&ev, rr, &o);
+		resp_sse_final(&ev, rr, "tool_calls");
+	} else {
+		/* a follow-up turn: finish alone */
+		resp_sse_tool_calls(&ev, rr, &o);
+		resp_sse_final(&ev, rr, "tool_calls");
+	}
+	if (r->include_usage)
+		resp_sse_usage(&ev, rr);
+	resp_sse_done(&ev);
+	sse_send(x, &ev);
+out:
+	jbuf_free(&ev);
+	agent_output_free(&o);
+}
+
+/* What the pipeline takes from the request and the options; the mode's
+ * own settings (callbacks, the stop at the cap) follow once it started. */
+static void pipeline_inputs(struct ctx *x, const struct chat_request *r,
+			    struct sbx_run *run, struct sbx_pipeline *p, char **names)
+{
+	p->n = r->nblocks;
+	p->pol = &run->pol;
+	p->files = (const char *const *)names;
+	p->stdin_data = r->stdin_data;
+	p->stdin_len = r->stdin_len;
+	p->timeout_s = r->timeout_s > 0 && r->timeout_s < opt.timeout_s ?
+		       r->timeout_s : opt.timeout_s;
+	p->max_stdout = opt.max_stdout_bytes;
+	p->max_stderr = opt.max_stderr_bytes;
+	/* the debug pipeline keeps what crosses each edge; the relay counts
+	 * and taps on the same path in every run */
+	p->tap = x->run_kind == RUN_DEBUG_PIPELINE;
+	p->max_tap = opt.max_tap_bytes;
+	p->unbuffered = r->stream;	/* python output flows as printed */
+	p->client_fd = x->c.in;
+	p->probe_client = 1;	/* the 200 head goes out before the run */
+	p->sig_fd = x->c.sig_fd;
+	p->keepalive_ms = (long)(opt.keepalive_s * 1000);
+	p->cb.keepalive = keepalive;
+	p->cb.ctx = x;
+}
+
+/* One run's parts, from the sandbox's preparation to its cleanup. */
+struct run_parts {
+	struct sbx_run run;
+	struct sbx_pipeline p;
+	char **names;		/* each block's file in the run directory */
+	char *const **argv;	/* each block's interpreter */
+	int prepared;		/* run was prepared (maybe in part): finish it */
+};
+
+static int refuse_sandbox(struct ctx *x, int layer, const char *why)
+{
+	return refuse(x, REF_SANDBOX, NULL,
+		    "the sandbox layer \"%s\" cannot be applied (%s); nothing ran",
+		    sbx_layer_name(layer), why);
+}
+
+/* The run directory with each block's file and the bag, the pipeline's
+ * inputs and each block's argv. 0, or the status of the refusal sent. */
+static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *rp)
+{
+	struct sbx_config cfg;
+	char msg[256];
+	int rc, layer;
+
+	sandbox_config(&cfg, x->slot);
+	/* finished however it ends: a failed preparation may hold mounts */
+	rp->prepared = 1;
+	if (sbx_run_prepare(&rp->run, &cfg, r->nblocks, &layer, msg, sizeof msg) < 0) {
+		fprintf(stderr, "codellm: %s: sandbox unavailable: %s\n", x->id, msg);
+		return refuse_sandbox(x, layer, msg);
+	}
+	rp->names = calloc(r->nblocks, sizeof *rp->names);
+	rp->argv = calloc(r->nblocks, sizeof *rp->argv);
+	if (!rp->names || !rp->argv)
+		goto oom;
+	for (size_t i = 0; i < r->nblocks; i++) {
+		struct jbuf code = {0};
+
+		if (req_block_file(r, i, &rp->names[i], &code) < 0)
+			goto oom;
+		rc = code.oom ? -ENOMEM : sbx_run_add_file(&rp->run, rp->names[i],
+							   code.p ? code.p : "", code.len);
+		jbuf_free(&code);
+		if (rc < 0)
+			goto io_fail;
+		rp->argv[i] = r->blocks[i].interp->argv;
+	}
+	if (r->bag && (rc = sbx_run_add_bag(&rp->run, r->bag, r->bag_len)) < 0)
+		goto io_fail;
+	pipeline_inputs(x, r, &rp->run, &rp->p, rp->names);
+	rp->p.argv = (char *const *const *)rp->argv;
+	return 0;
+oom:
+	/* before any block started: nothing ran, a retry may find memory */
+	return refuse(x, REF_OVERLOADED, NULL,
+		    "the server is out of memory preparing this run; retry");
+io_fail:
+	return refuse(x, REF_WORKDIR, NULL,
+		    "cannot write the run's files: %s", strerror(-rc));
+}
+
+/* Phase one: every block set up, nothing run. A failure here is still
+ * a clean refusal; after it, code runs. */
+static int start_run(struct ctx *x, struct run_parts *rp)
+{
+	if (sbx_pipeline_start(&rp->p) < 0) {
+		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, rp->p.error);
+		return refuse_sandbox(x, rp->p.error_layer, rp->p.error);
+	}
+	x->au.kind = AUDIT_RAN;
+	if (opt.sandbox == SBX_OFF)
+		fprintf(stderr, "codellm: %s: --sandbox off: blocks run without confinement\n",
+			x->id);
+	else if (rp->run.missing | rp->p.missing)
+		say_layers(x->id, "--sandbox besteffort: running without",
+			   rp->run.missing | rp->p.missing);
+	return 0;
+}
+
+/* What the answer mode needs before the run. Run mode: the status is
+ * fixed once code runs, so it goes out now and whitespace keeps the
+ * connection alive until the object is ready. Agent mode's status (200
+ * or 422) is known only at the end: no early head, no keep-alive, and
+ * end of input means gone. A stream starts once every block is set up,
+ * so a refusal before this point is still a plain HTTP error. A debug
+ * answer is one JSON object once the run ended (as agent mode's,
+ * without its stop at the output cap). */
+static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx_pipeline *p,
+			 struct resp_run *rr)
+{
+	if (x->run_kind != RUN_CHAT) {
+		p->cb.keepalive = NULL;
+		p->probe_client = 0;
+	} else if (r->stream) {
+		sse_start(x, rr);
+		p->cb.keepalive = stream_ping;
+		if (!r->agent)
+			p->cb.output = stream_output;
+		else
+			p->stop_at_cap = 1;
+	} else if (!r->agent) {
+		send_head(x, 200, NULL, -1, 1);
+	} else {
+		p->cb.keepalive = NULL;
+		p->probe_client = 0;
+		p->stop_at_cap = 1;
+	}
+}
+
+static int debug_answer(struct ctx *x, const struct chat_request *r, const struct resp_run *rr)
+{
+	struct dbg_run d = { .id = x->id, .req = r, .res = rr->res, .index = x->dbg_index };
+	struct jbuf b = {0};
+	int status = 200;
+
+	if (x->run_kind == RUN_DEBUG_BLOCK)
+		dbg_block_result(&b, &d);
+	else
+		dbg_pipeline_result(&b, &d);
+	jbuf_puts(&b, "\n");
+	if (b.oom)
+		status = refuse(x, REF_ANSWER_OOM, "x-should-retry: false\r\n",
+			      "the answer did not fit in memory; lower --max-tap-bytes");
+	else
+		respond(x, 200, NULL, &b, 1);
+	jbuf_free(&b);
+	return status;
+}
+
+/* After the run: the answer in the request's mode. */
+static int end_answer(struct ctx *x, const struct chat_request *r, struct run_parts *rp,
+		      struct resp_run *rr)
+{
+	struct jbuf b = {0};
+
+	if (rp->p.r.end == SBX_END_CLIENT) {
+		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
+		return 200;
+	}
+	rr->res = sbx_run_result(&rp->run, &rp->p);
+	audit_result(&x->au, rr->res);
+	if (rr->res->end == SBX_END_SIGNAL)
+		fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
+			rr->res->end_signal);
+	if (x->run_kind != RUN_CHAT)
+		return debug_answer(x, r, rr);
+	if (r->stream) {
+		stream_end(x, rr);
+		return 200;
+	}
+	if (r->agent)
+		return agent_answer(x, rr);
+	resp_completion(&b, rr);
+	jbuf_puts(&b, "\n");
+	conn_write(&x->c, b.p, b.len, write_deadline(x));
+	jbuf_free(&b);
+	return 200;
+}
+
+/* A run and its answer: prepare, start, begin the answer, run, end it. */
+int run_request(struct ctx *x, struct chat_request *r)
+{
+	struct run_parts rp = {0};
+	struct resp_run rr = {
+		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
+	};
+	int rc, status = prepare_run(x, r, &rp);
+
+	if (status == 0)
+		status = start_run(x, &rp);
+	if (status == 0) {
+		begin_answer(x, r, &rp.p, &rr);
+		sbx_pipeline_run(&rp.p);
+		status = end_answer(x, r, &rp, &rr);
+	}
+	sbx_pipeline_abort(&rp.p);
+	sbx_pipeline_free(&rp.p);
+	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)
+		fprintf(stderr, "codellm: %s: removing the run directory: %s\n", x->id,
+			strerror(-rc));
+	for (size_t i = 0; rp.names && i < r->nblocks; i++)
+		free(rp.names[i]);
+	free(rp.names);
+	free(rp.argv);
+	return status;
+}
+
+/* A follow-up turn: running again would repeat every effect. Agent mode
+ * answers with finish alone, run mode with an empty content. */
+int answer_without_run(struct ctx *x, struct chat_request *r)
+{
+	struct jbuf b = {0}, calls = {0};
+	struct resp_run rr = {
+		.id = x->id, .created = (long)time(NULL), .req = r, .res = NULL,
+		.changes = r->agent ? 0 : -1,
+	};
+
+	x->au.kind = AUDIT_NOTHING;
+	if (r->stream) {
+		sse_start(x, &rr);
+		stream_end(x, &rr);
+		return 200;
+	}
+	if (r->agent) {
+		agent_finish_only(&calls);
+		resp_agent_completion(&b, &rr, calls.p, calls.len);
+		jbuf_free(&calls);
+	} else {
+		resp_completion(&b, &rr);
+	}
+	respond(x, 200, NULL, &b, 0);
+	jbuf_free(&b);
+	return 200;
+}
