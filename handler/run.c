@@ -11,6 +11,7 @@
 
 #include "handler/handler.h"
 #include "handler/options.h"
+#include "http/reply.h"
 #include "json/agent.h"
 #include "json/debug.h"
 #include "sandbox/run.h"
@@ -123,11 +124,11 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 	return code ? 422 : 200;
 }
 
-/* ---- streaming: server-sent events, as the OpenAI SDKs parse them ---- */
+/* ---- streaming: the events json/ writes, framed by http_sse_send ----- */
 
 static int sse_send(struct ctx *x, struct jbuf *b)
 {
-	int rc = b->len ? conn_write(&x->c, b->p, b->len, write_deadline(x)) : 0;
+	int rc = http_sse_send(&x->c, b->p, b->len, write_deadline(x));
 
 	b->len = 0;
 	x->st_last = conn_now_ms();
@@ -176,12 +177,11 @@ static int stream_output(void *ctx, const char *data, size_t len)
 static int stream_ping(void *ctx)
 {
 	struct ctx *x = ctx;
-	static const char ping[] = ": ping\n\n";
 
 	if (conn_now_ms() - x->st_last < (long)(opt.keepalive_s * 1000) - 100)
 		return 0;
 	x->st_last = conn_now_ms();
-	return conn_write(&x->c, ping, sizeof ping - 1, write_deadline(x));
+	return http_sse_comment(&x->c, "ping", write_deadline(x));
 }
 
 /* The end of a stream: run mode's rest and final chunk, or agent mode's

@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "http/reply.h"
@@ -55,4 +56,54 @@ const char *http_reason(int status)
 	case 503: return "Service Unavailable";
 	}
 	return "Unknown";
+}
+
+/* Copies into the out buffer, flushing it when full. */
+static int sse_put(struct conn *c, char *out, size_t cap, size_t *used, const char *s,
+		   size_t len, long deadline_ms)
+{
+	while (len) {
+		size_t n = cap - *used < len ? cap - *used : len;
+
+		memcpy(out + *used, s, n);
+		*used += n;
+		s += n;
+		len -= n;
+		if (*used == cap) {
+			if (conn_write(c, out, *used, deadline_ms) < 0)
+				return -1;
+			*used = 0;
+		}
+	}
+	return 0;
+}
+
+int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_ms)
+{
+	char out[16384];
+	size_t used = 0;
+
+	while (len) {
+		const char *nl = memchr(lines, '\n', len);
+		size_t n = nl ? (size_t)(nl - lines) : len;
+
+		if (sse_put(c, out, sizeof out, &used, "data: ", 6, deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, lines, n, deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, "\n\n", 2, deadline_ms) < 0)
+			return -1;
+		n += nl ? 1 : 0;
+		lines += n;
+		len -= n;
+	}
+	return used ? conn_write(c, out, used, deadline_ms) : 0;
+}
+
+int http_sse_comment(struct conn *c, const char *text, long deadline_ms)
+{
+	char out[256];
+	int n = snprintf(out, sizeof out, ": %s\n\n", text);
+
+	if (n < 0 || (size_t)n >= sizeof out)
+		return -1;
+	return conn_write(c, out, (size_t)n, deadline_ms);
 }

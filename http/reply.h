@@ -27,6 +27,15 @@ struct http_reply {
  * a failed write sets c->gone (see conn_write). */
 void http_reply_head(struct conn *c, const struct http_reply *r, long deadline_ms);
 
+/* Server-sent events: each line of lines (a JSON text, which never
+ * holds a raw newline, or [DONE]) goes out as one event, "data: LINE"
+ * and a blank line, the whole batch in as few writes as fit 16 KiB.
+ * 0, or -1 as conn_write. */
+int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_ms);
+
+/* An SSE comment (": TEXT"), which every client ignores: a keep-alive. */
+int http_sse_comment(struct conn *c, const char *text, long deadline_ms);
+
 /* The reason phrase of a status we send, or "Unknown". */
 const char *http_reason(int status);
 

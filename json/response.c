@@ -228,7 +228,7 @@ void resp_execution_error(struct jbuf *b, const char *code, const char *message,
 
 static void chunk_head(struct jbuf *b, const struct resp_run *rr)
 {
-	jbuf_puts(b, "data: {\"id\":");
+	jbuf_puts(b, "{\"id\":");
 	str(b, rr->id);
 	jbuf_printf(b, ",\"object\":\"chat.completion.chunk\",\"created\":%ld,\"model\":",
 		    rr->created);
@@ -244,7 +244,7 @@ static void delta_open(struct jbuf *b, const struct resp_run *rr)
 
 static void delta_close(struct jbuf *b)
 {
-	jbuf_puts(b, ",\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+	jbuf_puts(b, ",\"logprobs\":null,\"finish_reason\":null}]}\n");
 }
 
 void resp_sse_role(struct jbuf *b, const struct resp_run *rr)
@@ -292,20 +292,20 @@ void resp_sse_final(struct jbuf *b, const struct resp_run *rr, const char *finis
 	jbuf_printf(b, "{},\"logprobs\":null,\"finish_reason\":\"%s\"}],\"codellm\":",
 		    finish_reason);
 	resp_codellm(b, rr);
-	jbuf_puts(b, "}\n\n");
+	jbuf_puts(b, "}\n");
 }
 
 void resp_sse_usage(struct jbuf *b, const struct resp_run *rr)
 {
 	chunk_head(b, rr);
 	jbuf_puts(b, "],\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,"
-		  "\"total_tokens\":0}}\n\n");
+		  "\"total_tokens\":0}}\n");
 }
 
 void resp_sse_error(struct jbuf *b, const char *code, const char *type,
 		    const char *message, const struct resp_run *rr)
 {
-	jbuf_puts(b, "data: {\"error\":{\"message\":");
+	jbuf_puts(b, "{\"error\":{\"message\":");
 	str(b, message);
 	jbuf_puts(b, ",\"type\":");
 	str(b, type);
@@ -316,12 +316,12 @@ void resp_sse_error(struct jbuf *b, const char *code, const char *type,
 		jbuf_puts(b, ",\"codellm\":");
 		resp_codellm(b, rr);
 	}
-	jbuf_puts(b, "}\n\n");
+	jbuf_puts(b, "}\n");
 }
 
 void resp_sse_done(struct jbuf *b)
 {
-	jbuf_puts(b, "data: [DONE]\n\n");
+	jbuf_puts(b, "[DONE]\n");
 }
 
 /* ---- agent mode's tool calls, rendered from the parsed output ---- */

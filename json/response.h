@@ -57,8 +57,10 @@ void resp_agent_completion(struct jbuf *b, const struct resp_run *rr,
 void resp_execution_error(struct jbuf *b, const char *code, const char *message,
 			  const struct resp_run *rr);
 
-/* Server-sent events as the OpenAI SDKs parse them: each call appends
- * one complete "data: …\n\n" event for a chat.completion.chunk. */
+/* A stream's events as the OpenAI SDKs parse them: each call appends
+ * one event's data, a chat.completion.chunk (a JSON text, never holding
+ * a raw newline) and "\n"; http_sse_send frames each line as a
+ * server-sent event. */
 void resp_sse_role(struct jbuf *b, const struct resp_run *rr);
 void resp_sse_content(struct jbuf *b, const struct resp_run *rr,
 		      const char *data, size_t len);
