@@ -62,6 +62,13 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
         x.join()
     t.ok(all(r.status == 200 for r in hold), "both long runs finished")
 
+    def cmdline(pid):
+        try:
+            with open("/proc/%d/cmdline" % pid) as f:
+                return f.read()
+        except OSError:	# it exited since the listing
+            return ""
+
     # a SIGKILLed handler releases its slot
     c = socket.create_connection(("127.0.0.1", s.port))
     c.sendall(build_request("POST", "/v1/chat/completions", {"model": "codellm", "messages": [
@@ -69,7 +76,7 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
     deadline = time.time() + 5
     kids = []
     while time.time() < deadline:
-        kids = [p for p in descendants(s.proc.pid) if "codellm-handler" in open("/proc/%d/cmdline" % p).read()]
+        kids = [p for p in descendants(s.proc.pid) if "codellm-handler" in cmdline(p)]
         if kids and block_processes(s):
             break
         time.sleep(0.05)
