@@ -172,7 +172,7 @@ static int take_slot(struct ctx *x)
 
 	if (slot_dir(dir, sizeof dir) < 0)
 		goto unusable;
-	fd = slot_take(dir, (unsigned)opt.max_concurrent, &idx);
+	fd = sbx_slot_take(dir, (unsigned)opt.max_concurrent, &idx);
 	if (fd == -EBUSY) {
 		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
 			opt.max_concurrent);
@@ -252,10 +252,10 @@ int route_debug_blocks(struct ctx *x)
 		size_t len = 0;
 		int qrc = http_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
 
-		rc = req_parse_debug_query(qrc, md, len, &x->reg, limits(), &r, &e);
+		rc = dbg_parse_query(qrc, md, len, &x->reg, limits(), &r, &e);
 		free(md);
 	} else
-		rc = req_parse_debug(x->body, x->body_len, &x->reg, limits(),
+		rc = dbg_parse(x->body, x->body_len, &x->reg, limits(),
 				     REQ_DEBUG_LIST, &r, &unused, &e);
 	if (rc < 0)
 		return fail_req(x, &e);
@@ -277,7 +277,7 @@ static int route_debug_run(struct ctx *x, int pipeline)
 	struct req_error e;
 	int status;
 
-	if (req_parse_debug(x->body, x->body_len, &x->reg, limits(),
+	if (dbg_parse(x->body, x->body_len, &x->reg, limits(),
 			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
 			    &x->dbg_index, &e) < 0)
 		return refuse_request(x, &e);

@@ -285,7 +285,7 @@ static void narrow(struct chat_request *r, size_t block)
 	r->nblocks = 1;
 }
 
-int req_parse_debug(const char *body, size_t len, const struct registry *reg,
+int dbg_parse(const char *body, size_t len, const struct registry *reg,
 		    const struct req_limits *lim, enum req_debug what,
 		    struct chat_request *r, size_t *ret_block, struct req_error *err)
 {
@@ -334,7 +334,7 @@ out:
 	return rc;
 }
 
-int req_parse_debug_query(int qrc, const char *md, size_t len, const struct registry *reg,
+int dbg_parse_query(int qrc, const char *md, size_t len, const struct registry *reg,
 			  const struct req_limits *lim, struct chat_request *r,
 			  struct req_error *err)
 {

@@ -18,7 +18,7 @@
  * form encoding, -3 out of memory), read as req_from_markdown does; 400
  * param "body" when it is absent, badly encoded, or holds NUL or invalid
  * UTF-8; 503 server_overloaded for -3. */
-int req_parse_debug_query(int qrc, const char *md, size_t len, const struct registry *reg,
+int dbg_parse_query(int qrc, const char *md, size_t len, const struct registry *reg,
 			  const struct req_limits *lim, struct chat_request *r,
 			  struct req_error *err);
 
@@ -34,7 +34,7 @@ enum req_debug {
  * what a chat request refuses: no runnable block, a program not allowed,
  * execution disabled. BLOCK sets *ret_block and narrows the request to
  * that one block (blocks[0], nblocks 1). */
-int req_parse_debug(const char *body, size_t len, const struct registry *reg,
+int dbg_parse(const char *body, size_t len, const struct registry *reg,
 		    const struct req_limits *lim, enum req_debug what,
 		    struct chat_request *ret, size_t *ret_block, struct req_error *err);
 

@@ -142,7 +142,7 @@ void sbx_pipeline_free(struct sbx_pipeline *p);
  * Takes a free slot of `n` in `dir`: returns its fd (>= 0, CLOEXEC; keep
  * it open), -EBUSY when all are taken, another -errno when the directory
  * is unusable. */
-int slot_take(const char *dir, unsigned n, unsigned *ret_index);
+int sbx_slot_take(const char *dir, unsigned n, unsigned *ret_index);
 
 /* The slot directory: `configured` (--runtime-dir), else the first path
  * of $RUNTIME_DIRECTORY, else /run/codellm; created 0700 when missing. */

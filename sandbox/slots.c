@@ -46,7 +46,7 @@ static int slot_open(int dfd, const char *name)
 	return -EAGAIN;
 }
 
-int slot_take(const char *dir, unsigned n, unsigned *ret_index)
+int sbx_slot_take(const char *dir, unsigned n, unsigned *ret_index)
 {
 	int dfd, rc = -EBUSY;
 

@@ -16,7 +16,7 @@ static inline int parse_query(const char *t, size_t n, const struct registry *re
 	size_t len = 0;
 	int qrc = http_query_param(t, n, "body", &md, &len), rc;
 
-	rc = req_parse_debug_query(qrc, md, len, reg, lim, r, e);
+	rc = dbg_parse_query(qrc, md, len, reg, lim, r, e);
 	free(md);
 	return rc;
 }

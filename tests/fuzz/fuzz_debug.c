@@ -1,5 +1,5 @@
 /* libFuzzer target for the debug surface's readers: the first byte picks
- * req_parse_debug (list / block / pipeline), dbg_query_param or
+ * dbg_parse (list / block / pipeline), dbg_query_param or
  * http_host_is_loopback; the rest is the input, copied to an exact-size
  * heap buffer. Besides the sanitizers it checks:
  *  - success: blocks with interpreters, NUL-terminated text no longer
@@ -50,7 +50,7 @@ static void parse(const char *in, size_t n, enum req_debug what)
 	struct chat_request r;
 	struct req_error e;
 	size_t block = (size_t)-1;
-	int rc = req_parse_debug(in, n, &reg, &lim, what, &r, &block, &e);
+	int rc = dbg_parse(in, n, &reg, &lim, what, &r, &block, &e);
 
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {

@@ -1,6 +1,6 @@
 /* Tests for the debug surface's library parts (SPEC §8): json/debug.c
  * (base64, form-encoded query parameters, the three answers), the debug
- * request readers of json/request.c (req_from_markdown, req_parse_debug)
+ * request readers of json/request.c (req_from_markdown, dbg_parse)
  * and http_host_is_loopback. Inputs sit before PROT_NONE guard pages. */
 #include <cJSON.h>
 #include <stdio.h>
@@ -172,7 +172,7 @@ static int parse(const char *json, enum req_debug what, struct chat_request *r,
 {
 	struct guarded g;
 	const char *in = guard_copy(&g, json, strlen(json));
-	int rc = req_parse_debug(in, strlen(json), &reg, &lim3, what, r, block, e);
+	int rc = dbg_parse(in, strlen(json), &reg, &lim3, what, r, block, e);
 
 	guard_free(&g);
 	return rc;

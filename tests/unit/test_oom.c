@@ -209,7 +209,7 @@ static void read_once(enum reader rd, const char *in, struct outcome *o)
 	case DEBUG_LIST:
 	case DEBUG_BLOCK:
 	case DEBUG_PIPELINE:
-		o->rc = req_parse_debug(in, strlen(in), &reg, &lim,
+		o->rc = dbg_parse(in, strlen(in), &reg, &lim,
 					rd == DEBUG_LIST ? REQ_DEBUG_LIST :
 					rd == DEBUG_BLOCK ? REQ_DEBUG_BLOCK : REQ_DEBUG_PIPELINE,
 					&r, &block, &o->e);

@@ -5,7 +5,7 @@
  * the table proves that every reader uses the same check:
  *  - precheck_json on "<piece>": the problem and its byte offset;
  *  - req_parse on a chat request whose code block holds the piece;
- *  - req_parse_debug on {"body": markdown holding the piece};
+ *  - dbg_parse on {"body": markdown holding the piece};
  *  - agent_tool_calls on {"answer":"<piece>"};
  * a malformed piece is refused by each with the same problem at the
  * offset of the piece in that text (400 invalid_json, or invalid_changes
@@ -226,7 +226,7 @@ static void esc_debug(const struct esc_row *r)
 	jbuf_puts(&b, DBG_HEAD);
 	jbuf_puts(&b, r->piece);
 	jbuf_puts(&b, DBG_TAIL);
-	rc = req_parse_debug(guard_copy(&g, b.p, b.len), b.len, &reg, &lim, REQ_DEBUG_LIST,
+	rc = dbg_parse(guard_copy(&g, b.p, b.len), b.len, &reg, &lim, REQ_DEBUG_LIST,
 			     &req, &unused, &e);
 	if (r->problem == PRECHECK_OK) {
 		/* the markdown is a C string from here: a decoded NUL would
@@ -235,11 +235,11 @@ static void esc_debug(const struct esc_row *r)
 			 req.blocks[0].code_len == dlen(r) + 3 &&
 			 !memcmp(req.blocks[0].code + 1, r->decoded, dlen(r));
 
-		if (!tap_ok(ok, "req_parse_debug: %s decodes exactly", r->name))
+		if (!tap_ok(ok, "dbg_parse: %s decodes exactly", r->name))
 			tap_diag("rc %d: %s", rc, e.message);
 	} else if (!tap_ok(rc == -1 && e.status == 400 && e.code && !strcmp(e.code, "invalid_json") &&
 			   has_msg(e.message, r->msg, at),
-			   "req_parse_debug: %s → 400 invalid_json naming byte %zu", r->name, at)) {
+			   "dbg_parse: %s → 400 invalid_json naming byte %zu", r->name, at)) {
 		tap_diag("rc %d status %d: %s", rc, e.status, e.message);
 	}
 	req_free(&req);
