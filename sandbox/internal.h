@@ -158,7 +158,34 @@ __attribute__((noreturn))
 void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		    const struct sbx_child_fds *f);
 
-/* ---- capture.c, spawn.c: the result ---- */
+/* ---- spawn.c, relay.c: a pipeline's two phases ---- */
+
+/* What one read or write of the relay moves at most. */
+#define RELAY_BUF 65536
+
+/* Relay state, private to one run: made by phase one, relayed by phase
+ * two. */
+struct edge {
+	int up;		/* block i's stdout, read end */
+	int down;	/* block i+1's stdin, write end */
+	char *buf;
+	size_t off, len;
+};
+
+struct sbx_relay {
+	struct edge *edges;
+	int out;	/* last block's stdout */
+	int *err;	/* each block's stderr */
+	long t0;
+	long give_up;	/* after the kill: when the pipes are closed undrained, or -1 */
+};
+
+/* Close *fd if it is open and set it to -1. */
+void close_fd(int *fd);
+/* Close every pipe of the run, free f (NULL: nothing to do). */
+void free_fds(struct sbx_pipeline *p, struct sbx_relay *f);
+
+/* ---- capture.c, relay.c: the result ---- */
 
 /* Append data[0..n) to c, keeping at most `limit` bytes: the first ones
  * (head) or the last ones (tail). */
