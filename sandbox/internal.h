@@ -181,9 +181,9 @@ struct sbx_relay {
 };
 
 /* Close *fd if it is open and set it to -1. */
-void close_fd(int *fd);
+void sbx_close_fd(int *fd);
 /* Close every pipe of the run, free f (NULL: nothing to do). */
-void free_fds(struct sbx_pipeline *p, struct sbx_relay *f);
+void sbx_free_fds(struct sbx_pipeline *p, struct sbx_relay *f);
 
 /* ---- capture.c, relay.c: the result ---- */
 

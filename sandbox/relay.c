@@ -192,7 +192,7 @@ static void relay_begin(struct sbx_pipeline *p, struct sbx_relay *f)
 		if (sbx_write_all(p->go_fd, go, k) < 0)
 			break;
 	}
-	close_fd(&p->go_fd);
+	sbx_close_fd(&p->go_fd);
 }
 
 /* A block's output still to be drained. */
@@ -272,7 +272,7 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 	size_t kept = p->r.out.len;
 
 	if (r == 0) {
-		close_fd(&f->out);
+		sbx_close_fd(&f->out);
 		return;
 	}
 	if (r < 0)
@@ -300,7 +300,7 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 
 	if (f->err[i] >= 0 && (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
 		if (r == 0) {
-			close_fd(&f->err[i]);
+			sbx_close_fd(&f->err[i]);
 		} else {
 			p->r.res[i].err_bytes += (uint64_t)r;
 			sbx_capture_tail(&p->r.res[i].err, p->max_stderr, scratch, (size_t)r);
@@ -311,7 +311,7 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 	if (e->len == 0 && e->up >= 0) {
 		r = drain(e->up, e->buf, RELAY_BUF);
 		if (r == 0) {
-			close_fd(&e->up);
+			sbx_close_fd(&e->up);
 		} else if (r > 0) {
 			e->off = 0;
 			e->len = (size_t)r;
@@ -331,15 +331,15 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
 			/* the next block stopped reading: like a real pipe,
 			 * the writer gets EPIPE/SIGPIPE */
-			close_fd(&e->down);
-			close_fd(&e->up);
+			sbx_close_fd(&e->down);
+			sbx_close_fd(&e->up);
 			e->len = 0;
 		}
 	} else if (e->len > 0) {
 		e->len = 0;
 	}
 	if (e->up < 0 && e->len == 0)
-		close_fd(&e->down);
+		sbx_close_fd(&e->down);
 }
 
 int sbx_pipeline_run(struct sbx_pipeline *p)
@@ -402,7 +402,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 	sbx_result_decide(&p->r);
 	free(pfd);
 	free(scratch);
-	free_fds(p, f);
+	sbx_free_fds(p, f);
 	p->relay = NULL;
 	return 0;
 }

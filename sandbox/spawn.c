@@ -24,7 +24,7 @@
 
 #define SETUP_TIMEOUT_MS 10000
 
-void close_fd(int *fd)
+void sbx_close_fd(int *fd)
 {
 	if (*fd >= 0) {
 		close(*fd);
@@ -32,18 +32,18 @@ void close_fd(int *fd)
 	}
 }
 
-void free_fds(struct sbx_pipeline *p, struct sbx_relay *f)
+void sbx_free_fds(struct sbx_pipeline *p, struct sbx_relay *f)
 {
 	if (!f)
 		return;
 	for (size_t i = 0; f->edges && i + 1 < p->n; i++) {
-		close_fd(&f->edges[i].up);
-		close_fd(&f->edges[i].down);
+		sbx_close_fd(&f->edges[i].up);
+		sbx_close_fd(&f->edges[i].down);
 		free(f->edges[i].buf);
 	}
 	for (size_t i = 0; f->err && i < p->n; i++)
-		close_fd(&f->err[i]);
-	close_fd(&f->out);
+		sbx_close_fd(&f->err[i]);
+	sbx_close_fd(&f->out);
 	free(f->edges);
 	free(f->err);
 	free(f);
@@ -88,7 +88,7 @@ static int start_fail(struct sbx_pipeline *p, struct sbx_relay *f,
 {
 	if (!p->error[0])
 		snprintf(p->error, sizeof p->error, "%s: %s", what, strerror(err));
-	free_fds(p, f);
+	sbx_free_fds(p, f);
 	p->relay = NULL;
 	sbx_pipeline_abort(p);
 	return -err;
@@ -213,7 +213,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	pid_t pid;
 
 	if (own_ipc && (e = sbx_block_ipc_ns(pol->shm_bytes)) < 0) {
-		close_fd(in);
+		sbx_close_fd(in);
 		close(go[0]);
 		p->error_layer = SBX_L_IPCNS;
 		snprintf(p->error, sizeof p->error, "block %zu: ipcns: %s", i, strerror(-e));
@@ -224,13 +224,13 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	    (i + 1 < p->n && pipe2(nextp, O_CLOEXEC) < 0)) {
 		e = errno;
 		for (int k = 0; k < 2; k++) {
-			close_fd(&outp[k]);
-			close_fd(&errp[k]);
-			close_fd(&readyp[k]);
-			close_fd(&syncp[k]);
-			close_fd(&nextp[k]);
+			sbx_close_fd(&outp[k]);
+			sbx_close_fd(&errp[k]);
+			sbx_close_fd(&readyp[k]);
+			sbx_close_fd(&syncp[k]);
+			sbx_close_fd(&nextp[k]);
 		}
-		close_fd(in);
+		sbx_close_fd(in);
 		close(go[0]);
 		return start_fail(p, f, "pipe", e);
 	}
@@ -260,7 +260,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	}
 	if (pid < 0) {
 		close(syncp[1]);
-		close_fd(in);
+		sbx_close_fd(in);
 		close(go[0]);
 		p->error_layer = flags ? refused_ns(pol) : -1;
 		snprintf(p->error, sizeof p->error, "block %zu: %s: %s", i,
@@ -273,7 +273,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) &&
 	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
 		close(syncp[1]);
-		close_fd(in);
+		sbx_close_fd(in);
 		close(go[0]);
 		p->error_layer = SBX_L_USERNS;
 		snprintf(p->error, sizeof p->error, "block %zu: userns: uid/gid maps: %s",
@@ -409,7 +409,7 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 
 void sbx_pipeline_abort(struct sbx_pipeline *p)
 {
-	close_fd(&p->go_fd);
+	sbx_close_fd(&p->go_fd);
 	for (size_t i = 0; p->pids && i < p->n; i++) {
 		if (p->pids[i] > 0) {
 			kill(p->pids[i], SIGKILL);
@@ -418,7 +418,7 @@ void sbx_pipeline_abort(struct sbx_pipeline *p)
 		}
 	}
 	sbx_kill_descendants();
-	free_fds(p, p->relay);
+	sbx_free_fds(p, p->relay);
 	p->relay = NULL;
 }
 
