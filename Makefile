@@ -35,7 +35,7 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
 HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h *.h)
-TEST_HELPERS := tests/helpers/deny-syscalls
+TEST_HELPERS := tests/helpers/deny-syscalls tests/bench/bare-handler
 
 PORT ?= 8089
 # Packages the build and `make run` need on Debian 12.
@@ -99,6 +99,11 @@ $(BIN): $(HANDLER_OBJS) $(LIB)
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
+# make bench's baseline: a bare fork+exec handler (no sandbox; cJSON
+# its only library, so nothing codellm loads is charged to it)
+tests/bench/bare-handler: tests/bench/bare-handler.c
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcjson
+
 tests/helpers/%: tests/helpers/%.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
 
@@ -154,9 +159,10 @@ fuzz: deps-check
 			-o tests/fuzz/libfuzzer_$$t tests/fuzz/fuzz_$$t.c $(LIB) $(PKG_LIBS) || exit 1; \
 	done
 
-# What confinement costs, as ratios against --sandbox off in the same run.
+# What codellm costs, as ratios against a bare fork+exec handler
+# (tests/bench/bare-handler.c) measured in the same run.
 bench: deps-check
-	$(MAKE) all
+	$(MAKE) all tests/bench/bare-handler
 	/usr/bin/python3 tests/bench/bench.py
 
 # Security per millisecond: candidate units under a real systemd (nspawn).

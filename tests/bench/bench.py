@@ -1,129 +1,282 @@
 #!/usr/bin/env python3
-"""make bench: what confinement costs, as ratios against --sandbox off
-measured in the same run (these machines are shared and noisy: compare
-within a run, never against a fixed number).
+"""make bench: what codellm costs, as ratios against a bare handler
+measured in the same run (issue 14; these machines are shared and noisy:
+compare within a run, never against a fixed number).
 
-For each configuration, N sequential requests through the real handler
-behind systemd-socket-activate; reported: median and p90 latency, and
-the ratio of medians to the off baseline. Then the same for a pipeline
-of four blocks, the handler's peak RSS while relaying 64 MiB, and what
-the debug surface's edge taps cost on that pipeline."""
+The baseline (tests/bench/bare-handler.c) is started exactly like
+codellm-handler (systemd-socket-activate --accept, one process per
+connection): it reads the request, fork+execs the last block's code with
+bash -c or python3 -c, and answers a chat.completion. Arms:
+
+  bare            the baseline
+  native          codellm, default mode (a network namespace per block)
+  off             codellm --sandbox off
+  bare, netns     the baseline, started in a persistent empty network
+                  namespace (nsenter into a holder process's namespace)
+  native, shared  codellm started the same way: blocks share that
+                  namespace instead of creating their own
+
+c=1 latency: the arms interleaved request by request, medians. c=8
+throughput: short load slices, arms interleaved slice by slice, the
+machine left to settle between slices (a namespace's teardown runs in
+kernel workers after its last process exits and would be charged to the
+next arm), median rate. Then 64 MiB through three blocks against the
+same three commands as one shell pipeline in the bare handler, the
+handler's peak RSS while relaying it, and the debug tap's cost.
+
+CODELLM_BENCH_N (requests per arm and case, default 40) and
+CODELLM_BENCH_SLICES (load slices per arm, default 5) scale it down:
+`tests/bench/bench.py --smoke` (in make check) runs each arm once and
+checks every answer, timing nothing."""
+import json
 import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "blackbox"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "blackbox"))
 from harness import Server, block, build_request, raw, Resp, descendants  # noqa: E402
 
-N = int(os.environ.get("CODELLM_BENCH_N", "40"))
+SMOKE = sys.argv[1:] == ["--smoke"]
+N = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_N", "40"))
+SLICES = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_SLICES", "5"))
+SLICE_REQS = 2 if SMOKE else 12          # per client, 8 clients
+SETTLE_S = 0 if SMOKE else 1.0
+BARE = os.path.join(HERE, "bare-handler")
+TARGETS = {}                               # figure -> (op, bound) for the table
 
 
-def measure(server, content, n=N):
-    req = build_request("POST", "/v1/chat/completions",
-                        {"model": "codellm", "messages": [{"role": "user", "content": content}]})
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        r = Resp(raw(server.port, req))
-        times.append((time.perf_counter() - t0) * 1000)
-        if r.status != 200:
-            raise SystemExit("bench request failed: %r" % r.raw[:300])
-    times.sort()
-    return statistics.median(times), times[int(len(times) * 0.9) - 1]
+def chat(content):
+    return build_request("POST", "/v1/chat/completions",
+                         {"model": "codellm", "messages": [{"role": "user", "content": content}]})
 
 
-def unshare_wrapper(tmp):
-    path = os.path.join(tmp, "handler-in-empty-netns")
+def content_of(r):
+    try:
+        return json.loads(r.body)["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def once(port, req, want):
+    t0 = time.perf_counter()
+    r = Resp(raw(port, req, timeout=120))
+    ms = (time.perf_counter() - t0) * 1000
+    got = content_of(r)
+    if r.status != 200 or (want is not None and (got or "").strip() != want):
+        raise SystemExit("bench request failed on port %d: %r" % (port, r.raw[:400]))
+    return ms
+
+
+def net_of(server):
+    """The network a block ran in (codellm.sandbox.net)."""
+    r = Resp(raw(server.port, chat(block("bash", "true")), timeout=60))
+    try:
+        return json.loads(r.body)["codellm"]["sandbox"]["net"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def wrapper(tmp, name, target, holder_pid):
+    """A script that runs target inside the holder's network namespace."""
+    path = os.path.join(tmp, name)
     with open(path, "w") as f:
-        f.write("#!/bin/sh\nexec unshare --net -- %s \"$@\"\n" % os.path.abspath(
-            os.path.join(os.path.dirname(__file__), "..", "..", "codellm-handler")))
+        f.write("#!/bin/sh\nexec nsenter --net=/proc/%d/ns/net -- %s \"$@\"\n" % (holder_pid, target))
     os.chmod(path, 0o755)
     return path
 
 
-def main():
-    one = block("bash", "true")
-    py = block("python", "print(1)")
-    four = block("bash", "echo x") + block("bash", "cat") + block("bash", "cat") + block("bash", "cat")
-    rows = []
-    cases = [("bash true", one), ("python print", py), ("4-block bash pipeline", four)]
-    wrap_dir = subprocess.check_output(["mktemp", "-d"]).decode().strip()
-    wrapper = unshare_wrapper(wrap_dir)
-    # (name, server options, the baseline its ratio is taken against):
-    # the shared-netns handler starts through unshare(1), so its
-    # baseline is --sandbox off started the same way
-    configs = [("off", dict(sandbox="off"), "off"),
-               ("native, own netns", dict(), "off"),
-               ("off via unshare -n", dict(sandbox="off", handler=wrapper), "off via unshare -n"),
-               ("native, shared netns", dict(handler=wrapper), "off via unshare -n")]
-    results = {}
-    for cname, kw, _ in configs:
-        with Server("--timeout", "30", **kw) as s:
-            for label, content in cases:
-                measure(s, content, 3)  # warm caches
-                results[(cname, label)] = measure(s, content)
-    print("%-24s %-22s %10s %10s %8s  %s" % ("case", "config", "median ms", "p90 ms", "ratio", "against"))
-    for label, _ in cases:
-        for cname, _, basename in configs:
-            med, p90 = results[(cname, label)]
-            base = results[(basename, label)][0]
-            print("%-24s %-22s %10.2f %10.2f %7.2fx  %s" % (label, cname, med, p90, med / base, basename))
-    # handler memory while 64 MiB cross two edges (sandboxed)
-    with Server("--timeout", "60") as s:
-        content = block("python", "import sys\nb = b'x' * 65536\nfor _ in range(1024): sys.stdout.buffer.write(b)") + \
-            block("bash", "cat") + block("bash", "wc -c")
-        req = build_request("POST", "/v1/chat/completions",
-                            {"model": "codellm", "messages": [{"role": "user", "content": content}]})
-        import threading
-        peak = [0]
-        done = threading.Event()
+def latency(arms, cases):
+    """{(arm, case): sorted ms}, arms interleaved request by request."""
+    res = {(a, c): [] for a in arms for c in cases}
+    for c, (content, want) in cases.items():
+        req = chat(content)
+        for a, s in arms.items():
+            for _ in range(1 if SMOKE else 3):
+                once(s.port, req, want)            # warm caches
+        for _ in range(N):
+            for a, s in arms.items():
+                res[(a, c)].append(once(s.port, req, want))
+    return {k: sorted(v) for k, v in res.items()}
 
-        def watch():
-            while not done.is_set():
-                for p in descendants(s.proc.pid):
-                    try:
-                        with open("/proc/%d/status" % p) as f:
-                            st = f.read()
-                        if "codellm-handler" in open("/proc/%d/cmdline" % p).read():
-                            for line in st.splitlines():
-                                if line.startswith("VmHWM:"):
-                                    peak[0] = max(peak[0], int(line.split()[1]))
-                    except OSError:
-                        pass
-                time.sleep(0.02)
-        th = threading.Thread(target=watch)
-        th.start()
-        t0 = time.perf_counter()
-        r = Resp(raw(s.port, req))
-        el = time.perf_counter() - t0
-        done.set()
-        th.join()
-        out = (r.json or {}).get("choices", [{}])[0].get("message", {}).get("content", "").strip()
-        print("64 MiB through 3 sandboxed blocks: %.2f s (%.0f MiB/s), output %s bytes, "
-              "handler peak RSS %d KiB" % (el, 64 / el, out, peak[0]))
-    # the debug tap: the same 64 MiB pipeline as a chat completion (edges
-    # counted only) and through /debug/run-pipeline (each edge's first
-    # --max-tap-bytes, 1 MiB, kept), alternating, on one --debug server
+
+def load_slice(port, req, want):
+    """8 clients, SLICE_REQS requests each: requests per second."""
+    errors = []
+
+    def client():
+        try:
+            for _ in range(SLICE_REQS):
+                once(port, req, want)
+        except SystemExit as e:
+            errors.append(e)
+    th = [threading.Thread(target=client) for _ in range(8)]
+    t0 = time.perf_counter()
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    el = time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return 8 * SLICE_REQS / el
+
+
+def throughput(arms, content, want):
+    req = chat(content)
+    rates = {a: [] for a in arms}
+    for _ in range(SLICES):
+        for a, s in arms.items():
+            time.sleep(SETTLE_S)
+            rates[a].append(load_slice(s.port, req, want))
+    return {a: statistics.median(v) for a, v in rates.items()}
+
+
+def peak_rss(server, req):
+    """The handler's peak RSS (KiB) while serving req, and the time."""
+    peak, done = [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            for p in descendants(server.proc.pid):
+                try:
+                    if "codellm-handler" not in open("/proc/%d/cmdline" % p).read():
+                        continue
+                    with open("/proc/%d/status" % p) as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                peak[0] = max(peak[0], int(line.split()[1]))
+                except OSError:
+                    pass
+            time.sleep(0.02)
+    th = threading.Thread(target=watch)
+    th.start()
+    t0 = time.perf_counter()
+    r = Resp(raw(server.port, req, timeout=120))
+    el = time.perf_counter() - t0
+    done.set()
+    th.join()
+    return peak[0], el, r
+
+
+def row(figure, ours, base, unit, target=None, higher=False):
+    ratio = ours / base if base else float("inf")
+    met = ""
+    if target is not None:
+        ok = ratio >= target if higher else ratio <= target
+        met = "%s %s %.2f: %s" % ("target", ">=" if higher else "<=", target, "met" if ok else "NOT met")
+    print("%-44s %10.2f %10.2f %-6s %6.2fx  %s" % (figure, ours, base, unit, ratio, met))
+
+
+def main():
+    if not os.access(BARE, os.X_OK):
+        raise SystemExit("build the baseline first: make tests/bench/bare-handler")
+    tmp = subprocess.check_output(["mktemp", "-d"]).decode().strip()
+    # the persistent empty network namespace (loopback down), held by a
+    # process of this run: what the holder unit is under systemd
+    holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "100000"])
+    handler = os.path.abspath(os.path.join(HERE, "..", "..", "codellm-handler"))
+    arms_def = [("bare", dict(handler=BARE)),
+                ("native", dict()),
+                ("off", dict(sandbox="off")),
+                ("bare, netns", dict(handler=wrapper(tmp, "bare-netns", BARE, holder.pid))),
+                ("native, shared", dict(handler=wrapper(tmp, "codellm-netns", handler, holder.pid)))]
+    servers = {}
+    try:
+        for name, kw in arms_def:
+            servers[name] = Server("--timeout", "120", "--max-concurrent", "8", **kw)
+            servers[name].start()
+        cases = {"bash": (block("bash", "echo hi"), "hi"),
+                 "python": (block("python", "print(1)"), "1")}
+        lat = latency(servers, cases)
+        nets = {a: net_of(servers[a]) for a in ("native", "native, shared")}
+        if nets != {"native": "own", "native, shared": "shared"}:
+            raise SystemExit("the arms do not run as named: sandbox.net %r" % nets)
+        med = {k: statistics.median(v) for k, v in lat.items()}
+        c8 = {}
+        for c in ("bash", "python"):
+            c8[c] = throughput({a: servers[a] for a in ("bare", "native", "bare, netns", "native, shared")},
+                               *cases[c])
+        # 64 MiB: three blocks against the same three commands as one
+        # shell pipeline, interleaved
+        copy = ("import sys\nr, w = sys.stdin.buffer, sys.stdout.buffer\n"
+                "while True:\n    b = r.read(65536)\n    if not b: break\n    w.write(b)")
+        three = block("bash", "head -c 64M /dev/zero") + block("python", copy) + block("bash", "wc -c")
+        shell = block("bash", "head -c 64M /dev/zero | python3 -c '%s' | wc -c" % copy)
+        want = str(64 << 20)
+        big = {"native": [], "bare": []}
+        for _ in range(1 if SMOKE else 5):
+            big["bare"].append(once(servers["bare"].port, chat(shell), want))
+            big["native"].append(once(servers["native"].port, chat(three), want))
+        rss, _, r = peak_rss(servers["native"], chat(block("bash", "true")))
+        if r.status != 200:
+            raise SystemExit("trivial run failed: %r" % r.raw[:300])
+        rss_big, _, r = peak_rss(servers["native"], chat(three))
+        if (content_of(r) or "").strip() != want:
+            raise SystemExit("64 MiB run failed: %r" % r.raw[:300])
+    finally:
+        for s in servers.values():
+            s.stop()
+        holder.kill()
+        holder.wait()
+        subprocess.run(["rm", "-rf", tmp])
+    if SMOKE:
+        print("ok 1 - every arm answered every case correctly (bare, native, off, "
+              "bare in a netns, native sharing it)")
+        print("ok 2 - native blocks ran in their own network namespace, "
+              "native-shared blocks in the holder's")
+        print("1..2")
+        return 0
+
+    print("make bench: %s, %d CPUs, N=%d per arm and case (c=1, interleaved), %d load slices of 8x%d"
+          % (os.uname().nodename, os.cpu_count(), N, SLICES, SLICE_REQS))
+    print("%-44s %10s %10s %-6s %7s  %s" % ("figure", "codellm", "baseline", "unit", "ratio", ""))
+    row("bash echo hi, c=1 p50, own netns", med[("native", "bash")], med[("bare", "bash")], "ms", 1.6)
+    row("bash echo hi, c=1 p50, shared netns", med[("native, shared", "bash")],
+        med[("bare, netns", "bash")], "ms", 1.3)
+    row("bash echo hi, c=1 p50, --sandbox off", med[("off", "bash")], med[("bare", "bash")], "ms", 1.15)
+    row("python print(1), c=1 p50, own netns", med[("native", "python")], med[("bare", "python")], "ms", 1.1)
+    row("python print(1), c=1 p50, shared netns", med[("native, shared", "python")],
+        med[("bare, netns", "python")], "ms", 1.1)
+    row("python print(1), c=1 p50, --sandbox off", med[("off", "python")], med[("bare", "python")], "ms")
+    row("bash, c=8 throughput, own netns", c8["bash"]["native"], c8["bash"]["bare"], "req/s")
+    row("bash, c=8 throughput, shared netns", c8["bash"]["native, shared"], c8["bash"]["bare, netns"], "req/s")
+    row("python, c=8 throughput, own netns", c8["python"]["native"], c8["python"]["bare"], "req/s",
+        0.55, higher=True)
+    row("python, c=8 throughput, shared netns", c8["python"]["native, shared"],
+        c8["python"]["bare, netns"], "req/s", 0.7, higher=True)
+    row("64 MiB head | python copy | wc, 3 blocks", statistics.median(big["native"]),
+        statistics.median(big["bare"]), "ms", 1.2)
+    print("%-44s %10d %10s %-6s" % ("handler peak RSS, trivial run", rss, "", "KiB"))
+    print("%-44s %10d %10s %-6s" % ("handler peak RSS, 64 MiB through 3 blocks", rss_big, "", "KiB"))
+    print("p90 (ms): " + ", ".join("%s/%s %.1f" % (a, c, v[int(len(v) * 0.9) - 1])
+                                  for (a, c), v in sorted(lat.items())))
+    debug_tap(three)
+    return 0
+
+
+def debug_tap(content):
+    """The same 64 MiB pipeline as a chat completion (edges counted only)
+    and through /debug/run-pipeline (each edge's first --max-tap-bytes,
+    1 MiB, kept), alternating, on one --debug server."""
     with Server("--timeout", "60", "--debug") as s:
-        chat = build_request("POST", "/v1/chat/completions",
-                             {"model": "codellm", "messages": [{"role": "user", "content": content}]})
         dbg = build_request("POST", "/debug/run-pipeline", {"body": content},
                             headers={"Host": "127.0.0.1:%d" % s.port})
         t = {"chat": [], "debug": []}
         for _ in range(5):
-            for name, req in (("chat", chat), ("debug", dbg)):
-                t0 = time.perf_counter()
-                r = Resp(raw(s.port, req))
-                t[name].append((time.perf_counter() - t0) * 1000)
-                if r.status != 200:
-                    raise SystemExit("bench request failed: %r" % r.raw[:300])
+            t["chat"].append(once(s.port, chat(content), str(64 << 20)))
+            t0 = time.perf_counter()
+            r = Resp(raw(s.port, dbg, timeout=120))
+            t["debug"].append((time.perf_counter() - t0) * 1000)
+            if r.status != 200:
+                raise SystemExit("bench request failed: %r" % r.raw[:300])
         mc, md = statistics.median(t["chat"]), statistics.median(t["debug"])
         print("64 MiB, 3 blocks: chat completion %.0f ms, /debug/run-pipeline (2 edges tapped, "
               "1 MiB kept each) %.0f ms: %.2fx" % (mc, md, md / mc))
-    subprocess.run(["rm", "-rf", wrap_dir])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
