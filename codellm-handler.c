@@ -682,11 +682,12 @@ int main(int argc, char **argv)
 	    admit(&x) == 0 &&					/*  9 browser, Host, key, JSON */
 	    read_request_body(&x) == 0)				/* 10 the body */
 		x.route->serve(&x);				/* 11 serve */
-	if (x.au.enabled && x.au.status)			/* 12 the journal record */
+	conn_end_answer(&x.c);					/* 12 the answer's end */
+	if (x.au.enabled && x.au.status)			/* 13 the journal record */
 		audit_send(&x.au);
 	/* A request read whole has nothing in flight (unless bytes after
 	 * it were left unread): no wait then (nor after a SIGTERM mid-run). */
-	conn_close_lingering(&x.c, !x.request_read || x.unread);	/* 13 close */
-	ctx_free(&x);						/* 14 */
+	conn_close_lingering(&x.c, !x.request_read || x.unread);	/* 14 close */
+	ctx_free(&x);
 	return x.exit;						/* 15 */
 }

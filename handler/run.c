@@ -430,6 +430,9 @@ int run_request(struct ctx *x, struct chat_request *r)
 		sbx_pipeline_run(&rp.p);
 		status = end_answer(x, r, &rp, &rr);
 	}
+	/* whatever the answer was, it is whole: the client need not wait
+	 * for the cleanup below */
+	conn_end_answer(&x->c);
 	sbx_pipeline_abort(&rp.p);
 	sbx_pipeline_free(&rp.p);
 	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)

@@ -181,6 +181,12 @@ int conn_open(struct conn *c)
 	return 0;
 }
 
+void conn_end_answer(struct conn *c)
+{
+	if (c->out >= 0)
+		shutdown(c->out, SHUT_WR);
+}
+
 void conn_close_lingering(struct conn *c, int in_flight)
 {
 	/* the client reads the whole answer before the close */

@@ -46,6 +46,11 @@ void conn_identify(struct conn *c);
  * identifies the peer. -1 when there is no connection. */
 int conn_open(struct conn *c);
 
+/* The answer's last byte is written: the client sees its end (FIN)
+ * now, before the run's cleanup and the journal record, which the
+ * client has no reason to wait for. Nothing may be written after it. */
+void conn_end_answer(struct conn *c);
+
 /* Ends the answer (shutdown for writing) and, when request bytes may
  * still be in flight (in_flight: the request was not read whole, or
  * bytes after it were left unread), reads and drops them for up to 2 s

@@ -549,15 +549,22 @@ def private_journal():
     return None
 
 
-def journal_records():
-    """Every codellm record in the private journal, as dicts."""
-    subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
-    out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
-                          "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=30).stdout
-    recs = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        try:
-            recs.append(json.loads(line))
-        except ValueError:
-            pass
-    return recs
+def journal_records(until=None, wait=5.0):
+    """Every codellm record in the private journal, as dicts. The handler
+    sends its record after the answer's end (the client does not wait
+    for it): with `until`, read again until until(records) holds or
+    `wait` seconds passed."""
+    deadline = time.time() + wait
+    while True:
+        subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=10)
+        out = subprocess.run(["journalctl", "-D", "/run/log/journal", "-o", "json",
+                              "SYSLOG_IDENTIFIER=codellm"], capture_output=True, timeout=30).stdout
+        recs = []
+        for line in out.decode("utf-8", "replace").splitlines():
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+        if until is None or until(recs) or time.time() >= deadline:
+            return recs
+        time.sleep(0.05)

@@ -60,7 +60,8 @@ def req(s, method, path, headers, body=None, key=KEY):
 
 
 def records_for(rid):
-    return [r for r in journal_records() if r.get("CODELLM_REQUEST_ID") == rid]
+    mine = lambda recs: [r for r in recs if r.get("CODELLM_REQUEST_ID") == rid]  # noqa: E731
+    return mine(journal_records(until=mine))
 
 
 def field_bytes(v):

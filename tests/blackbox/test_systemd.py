@@ -82,8 +82,10 @@ def content(r):
     return harness.content(r)
 
 
-def records(c, *matches):
-    return c.journal("SYSLOG_IDENTIFIER=codellm", *matches)
+def records(c, *matches, rids=()):
+    """The codellm records, once one for each of rids is there."""
+    return c.journal("SYSLOG_IDENTIFIER=codellm", *matches,
+                     until=lambda recs: all(by_rid(recs, r) for r in rids if r))
 
 
 def by_rid(recs, rid):
@@ -216,7 +218,7 @@ def main(c):
     debug_ids = debug_surface(c, exposure)
 
     # ---- the journal -------------------------------------------------------
-    recs = records(c)
+    recs = records(c, rids=[rid_run, rid_401] + list(debug_ids.values()))
     ran = by_rid(recs, rid_run)
     t.eq(len(ran), 1, "journalctl -o json: one record for the curl run, by its x-request-id")
     ran = (ran or [{}])[0]
@@ -306,7 +308,8 @@ def main(c):
         out = content(res[holder[0]]) if holder[0] < 3 else (res[holder[0]].json or {}).get("stdout")
     t.ok(out == "slow-done\n", "the slot holder's run completed (%s)"
          % ("debug run-block" if holder and holder[0] == 3 else "chat run"))
-    recs2 = c.journal("SYSLOG_IDENTIFIER=codellm", since_cursor=cursor)
+    recs2 = c.journal("SYSLOG_IDENTIFIER=codellm", since_cursor=cursor,
+                      until=lambda recs: len(recs) >= 4)
     t.eq(sorted((x.get("MESSAGE_ID"), x.get("CODELLM_STATUS")) for x in recs2),
          sorted([(ID_RAN, "200"), (ID_REFUSED, "429"), (ID_REFUSED, "429"), (ID_REFUSED, "429")]),
          "journal: one 'ran' record and three 'refused' records with CODELLM_STATUS=429")

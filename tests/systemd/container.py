@@ -367,12 +367,22 @@ class Container:
         else:
             self.write_file(path, text)
 
-    def journal(self, *matches, since_cursor=None, timeout=30):
+    def journal(self, *matches, since_cursor=None, timeout=30, until=None, wait=10):
         """Records (dicts) of `journalctl -o json MATCH...` inside, after
         a journal sync. With since_cursor (journal_cursor()) only newer
         records; the FIELD=VALUE matches are then applied here, because
         journalctl 252 with --after-cursor and a match skips the first
-        matching record when the cursor's own record does not match."""
+        matching record when the cursor's own record does not match.
+        The handler sends its record after the answer's end: with
+        `until`, read again until until(records) holds or `wait` s."""
+        deadline = time.monotonic() + wait
+        while True:
+            recs = self._journal(matches, since_cursor, timeout)
+            if until is None or until(recs) or time.monotonic() >= deadline:
+                return recs
+            time.sleep(0.1)
+
+    def _journal(self, matches, since_cursor, timeout):
         self.run(["journalctl", "--sync"], timeout=timeout)
         argv = ["journalctl", "--no-pager", "-o", "json"]
         if since_cursor:
