@@ -93,8 +93,14 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 HANDLER_OBJS := codellm-handler.o $(patsubst %.c,%.o,$(sort $(wildcard handler/*.c)))
+# the handler does not load libsystemd: it speaks socket activation's and
+# the journal's protocols itself (handler/journal.c, http/conn.c)
+HANDLER_LIBS = $(shell pkg-config --libs libcjson libseccomp 2>/dev/null)
 $(BIN): $(HANDLER_OBJS) $(LIB)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) -Wl,--as-needed $(HANDLER_LIBS)
+
+tests/unit/test_journal: tests/unit/test_journal.c handler/journal.o $(HEADERS)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< handler/journal.o
 
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)

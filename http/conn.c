@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-daemon.h>
 
 #include "http/conn.h"
 
@@ -145,15 +144,44 @@ void conn_identify(struct conn *c)
 	}
 }
 
+/* Socket activation's protocol (sd_listen_fds(3)): LISTEN_PID names
+ * this process and LISTEN_FDS counts the descriptors from 3. The
+ * variables go, so no block inherits them. The count, 0 when the
+ * descriptors are not this process's, -1 when malformed. */
+static int listen_fds(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	long n = 0;
+	char *end;
+
+	if (pid && fds) {
+		errno = 0;
+		n = strtol(pid, &end, 10);
+		if (errno || end == pid || *end || n <= 0)
+			n = -1;
+		else if (n != (long)getpid())
+			n = 0;
+		else {
+			n = strtol(fds, &end, 10);
+			if (errno || end == fds || *end || n < 0 || n > 1024)
+				n = -1;
+		}
+	}
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return (int)n;
+}
+
 int conn_open(struct conn *c)
 {
-	int n = sd_listen_fds(1), devnull;
+	int n = listen_fds(), devnull;
 
 	if (n < 0 || n > 1)
 		return -1;
 	if (n == 1) {
-		c->in = c->out = fcntl(SD_LISTEN_FDS_START, F_DUPFD_CLOEXEC, 3);
-		close(SD_LISTEN_FDS_START);
+		c->in = c->out = fcntl(3, F_DUPFD_CLOEXEC, 3);
+		close(3);
 	} else {
 		struct stat st;
 
