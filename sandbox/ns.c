@@ -70,10 +70,13 @@ int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map)
 	return write_proc(pid, "gid_map", gid_map);
 }
 
-/* The unprivileged way: a one-id map of our own uid, written by a helper
- * of the same uid from outside (a process that just entered a user
- * namespace has no capability left in the parent). A root handler that
- * kept its uid maps two ids: 0 and 65534. */
+/* The unprivileged way: a one-id map of our own uid, which a process
+ * may write for itself once inside (user_namespaces(7): a single line
+ * mapping the writer's own effective id), so no helper process is
+ * forked for it. A root handler that kept its uid maps two ids, 0 and
+ * 65534: that needs CAP_SETUID in the parent namespace, which a process
+ * that just entered a user namespace no longer has, so a helper of the
+ * same uid writes it from outside. */
 static int enter_user_ns(void)
 {
 	uid_t uid = geteuid();
@@ -89,6 +92,11 @@ static int enter_user_ns(void)
 	} else {
 		snprintf(umap, sizeof umap, "0 %u 1\n", (unsigned)uid);
 		snprintf(gmap, sizeof gmap, "0 %u 1\n", (unsigned)gid);
+	}
+	if (uid != 0) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return -errno;
+		return sbx_write_maps(self, umap, gmap);
 	}
 	if (pipe2(sync, O_CLOEXEC) < 0)
 		return -errno;
