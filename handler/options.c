@@ -84,6 +84,8 @@ static const struct opt_def opt_defs[] = {
 	  "whitespace while a run is quiet (15)" },
 	{ "sandbox-network", K_FLAG, &opt.sandbox_network, 0, 0, "",
 	  "give blocks the handler's network (off)" },
+	{ "share-netns", K_FLAG, &opt.share_netns, 0, 0, "",
+	  "blocks share the handler's empty network namespace\n(off: a namespace each)" },
 	{ "memory-max", K_SIZE, &opt.memory_max, SZ(16) << 20, SZ(1) << 50, "N",
 	  "RLIMIT_DATA per block (2G)" },
 	{ "address-space-max", K_SIZE, &opt.address_space_max, SZ(64) << 20, SZ(1) << 56, "N",

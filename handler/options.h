@@ -30,6 +30,7 @@ struct options {
 	double body_timeout_s;
 	double keepalive_s;
 	int sandbox_network;
+	int share_netns;
 	unsigned long long memory_max;
 	unsigned long long address_space_max;
 	unsigned long long workdir_bytes;

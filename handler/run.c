@@ -30,6 +30,7 @@ void sandbox_config(struct sbx_config *c, int slot)
 	c->shm_bytes = opt.shm_bytes;
 	c->mode = opt.sandbox;
 	c->allow_network = opt.sandbox_network;
+	c->share_netns = opt.share_netns;
 	c->lim.memory = opt.memory_max;
 	c->lim.address_space = opt.address_space_max;
 	c->lim.file_bytes = opt.max_file_bytes;

@@ -39,10 +39,13 @@ static int layer_failed(struct sbx_run *run, int layer, int err, struct prep *e,
 }
 
 /* Where a block's network is. Without a namespace of its own a block
- * uses the handler's: open with --sandbox-network, or the empty one
- * shared by all runs; both only where Landlock scopes abstract unix
- * sockets and signals (ABI 6), so a block reaches neither the host's
- * abstract sockets (D-Bus, X11, container shims) nor other runs. */
+ * uses the handler's: open with --sandbox-network, or, with
+ * --share-netns, the empty one shared by all runs; both only where
+ * Landlock scopes abstract unix sockets and signals (ABI 6), so a block
+ * reaches neither the host's abstract sockets (D-Bus, X11, container
+ * shims) nor other runs. Where the shared one cannot be used (the
+ * handler's namespace is not empty, or the ABI is older) a block gets
+ * its own, which is the stronger wall: nothing is missing. */
 static int choose_network(struct sbx_run *run, const struct sbx_config *cfg,
 			  struct prep *e)
 {
@@ -61,7 +64,7 @@ static int choose_network(struct sbx_run *run, const struct sbx_config *cfg,
 		/* besteffort: Landlock still applies what this ABI has,
 		 * and the answer says it is not whole */
 		run->missing |= SBX_BIT(SBX_L_LANDLOCK);
-	} else if (abi >= SBX_LANDLOCK_SCOPE_ABI && sbx_net_is_empty()) {
+	} else if (cfg->share_netns && abi >= SBX_LANDLOCK_SCOPE_ABI && sbx_net_is_empty()) {
 		pol->layers &= ~SBX_BIT(SBX_L_NETNS);
 		pol->net = SBX_NET_SHARED;
 	} else {

@@ -7,6 +7,7 @@
 struct sbx_config {
 	enum sbx_mode mode;
 	int allow_network;		/* --sandbox-network */
+	int share_netns;		/* --share-netns */
 	struct sbx_limits lim;
 	unsigned long long workdir_bytes;	/* --workdir-bytes */
 	unsigned long long workdir_inodes;	/* --workdir-inodes */

@@ -184,10 +184,11 @@ def main():
                 ("off", dict(sandbox="off")),
                 ("bare, netns", dict(handler=wrapper(tmp, "bare-netns", BARE, holder.pid))),
                 ("native, shared", dict(handler=wrapper(tmp, "codellm-netns", handler, holder.pid)))]
+    share = {"native, shared": ("--share-netns",)}
     servers = {}
     try:
         for name, kw in arms_def:
-            servers[name] = Server("--timeout", "120", "--max-concurrent", "8", **kw)
+            servers[name] = Server("--timeout", "120", "--max-concurrent", "8", *share.get(name, ()), **kw)
             servers[name].start()
         cases = {"bash": (block("bash", "echo hi"), "hi"),
                  "python": (block("python", "print(1)"), "1")}

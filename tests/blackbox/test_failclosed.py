@@ -621,11 +621,25 @@ else:
         enter = ["nsenter", "--net=" + ns_path, "--"]
         w = wrapper(enter)
 
-        rc, j, out, err = probe(enter)
+        rc, j, out, err = probe(enter, "--share-netns")
         t.ok(rc == 0 and isinstance(j, dict) and (j.get("sandbox") or {}).get("net") == "shared",
-             "shared: --probe in the empty namespace says net \"shared\"", out + err)
+             "shared: --probe --share-netns in the empty namespace says net \"shared\"", out + err)
 
+        # without --share-netns a block gets its own namespace even here,
+        # so programs that use loopback work (the default)
         with Server("--timeout", "20", handler=w) as s:
+            h, hj = healthz(s)
+            t.eq(((hj.get("sandbox") or {}).get("sandbox") or {}).get("net"), "own",
+                 "the empty namespace without --share-netns: /healthz net \"own\"")
+            r, res = run_json(s, "import os, json, socket\n"
+                                 "a = socket.socket(); a.bind(('127.0.0.1', 0)); a.listen()\n"
+                                 "b = socket.create_connection(a.getsockname())\n"
+                                 "print(json.dumps({'ino': os.stat('/proc/self/ns/net').st_ino, 'lo': 'ok'}))")
+            t.ok(r.status == 200 and sandbox_of(r).get("net") == "own" and
+                 res.get("ino") not in (None, shared_ino) and res.get("lo") == "ok",
+                 "without --share-netns: the run has a namespace of its own, loopback works", repr(res))
+
+        with Server("--timeout", "20", "--share-netns", handler=w) as s:
             h, hj = healthz(s)
             hsb = (hj.get("sandbox") or {}).get("sandbox") or {}
             t.ok(h.status == 200 and hsb.get("net") == "shared" and "netns" not in hsb.get("missing", ["?"]),
@@ -683,7 +697,7 @@ else:
             t.eq(ja.get("others"), 1, "shared: run A was reached by the outside process only")
             t.ok(not s.leftovers(), "shared: no run directory left")
 
-        with Server("--timeout", "20", "--sandbox-network", handler=w) as s:
+        with Server("--timeout", "20", "--sandbox-network", "--share-netns", handler=w) as s:
             h, hj = healthz(s)
             t.eq(((hj.get("sandbox") or {}).get("sandbox") or {}).get("net"), "host",
                  "shared + --sandbox-network: /healthz net \"host\"")
@@ -695,10 +709,10 @@ else:
 
         # the same namespace with lo up is not empty: each block gets its own
         subprocess.run(enter + ["ip", "link", "set", "lo", "up"], check=False, timeout=10)
-        with Server("--timeout", "20", handler=w) as s:
+        with Server("--timeout", "20", "--share-netns", handler=w) as s:
             h, hj = healthz(s)
             t.eq(((hj.get("sandbox") or {}).get("sandbox") or {}).get("net"), "own",
-                 "a namespace with lo up is not shared: net \"own\"")
+                 "--share-netns, but a namespace with lo up is not empty: net \"own\"")
             r, res = run_json(s, "import os, json; print(json.dumps({'ino': os.stat('/proc/self/ns/net').st_ino}))")
             t.ok(r.status == 200 and sandbox_of(r).get("net") == "own" and
                  res.get("ino") not in (None, shared_ino),
