@@ -40,7 +40,7 @@ TEST_HELPERS := tests/helpers/deny-syscalls tests/bench/bare-handler
 PORT ?= 8089
 # Packages the build and `make run` need on Debian 12.
 DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
-DEPS_RUN := python3 nodejs ruby php-cli perl bash
+DEPS_RUN := python3 nodejs ruby php-cli perl bash iproute2
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
 	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2

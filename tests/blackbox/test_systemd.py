@@ -106,16 +106,18 @@ def main(c):
     want = ["bin/codellm-handler", "lib/systemd/system/codellm.socket",
             "lib/systemd/system/codellm@.service", "lib/systemd/system/codellm-debug.socket",
             "lib/systemd/system/codellm-debug@.service", "lib/systemd/system/codellm.slice",
+            "lib/systemd/system/codellm-netns.service",
             "lib/sysusers.d/codellm.conf",
             "lib/tmpfiles.d/codellm.conf", "lib/systemd/catalog/codellm.catalog",
             "share/man/man8/codellm-handler.8"]
     r = c.run(["sh", "-c", 'for f; do [ -e "%s/$f" ] || echo "$f"; done' % PREFIX, "sh"] + want)
     t.eq(r.stdout.split(), [], "installed: binary, both unit pairs (main and debug), "
-         "codellm.slice, sysusers, tmpfiles, catalog, man page")
+         "codellm.slice, the namespace holder, sysusers, tmpfiles, catalog, man page")
     r = c.run(["systemd-analyze", "verify", "codellm.socket", "codellm@x.service",
-               "codellm-debug.socket", "codellm-debug@x.service", "codellm.slice"])
+               "codellm-debug.socket", "codellm-debug@x.service", "codellm.slice",
+               "codellm-netns.service"])
     t.ok(r.returncode == 0, "systemd-analyze verify passes on the installed units (main and "
-         "debug, and codellm.slice)", r.stdout + r.stderr)
+         "debug, codellm.slice, codellm-netns.service)", r.stdout + r.stderr)
     uid = c.run(["id", "-u", "codellm"]).stdout.strip()
     t.ok(uid.isdigit() and uid != "0", "systemd-sysusers created the system user codellm (uid %s)" % uid)
     r = c.run(["stat", "-c", "%U %a", "/run/codellm"])
@@ -210,6 +212,9 @@ def main(c):
     slots = [ln.split() for ln in r.stdout.splitlines()]
     t.ok(slots and all(x[1:] == ["codellm", "600"] for x in slots),
          "after a run the slot files are the codellm user's, 0600 (%s)" % r.stdout.strip(), r.stderr)
+
+    # ---- one network namespace for every instance ------------------------
+    shared_netns(c)
 
     # ---- CPU: codellm.slice and CPUQuota ---------------------------------
     cpu_policy(c)
@@ -348,6 +353,51 @@ def main(c):
     r = c.run(["journalctl", "--no-pager", "-o", "cat", "_COMM=codellm-handler"])
     if any(m in r.stdout for m in harness.SANITIZER_MARKS):
         harness.SANITIZER_REPORTS.append(r.stdout[-8000:])
+
+
+def shared_netns(c):
+    """codellm-netns.service holds one empty network namespace that every
+    instance joins (issue 14): two concurrent instances are in the same
+    one, not the host's, with only lo in it, down; their blocks still get
+    namespaces of their own (net: own, the default)."""
+    t.eq(c.is_active("codellm-netns.service"), "active",
+         "codellm-netns.service (the namespace holder) is active")
+    res = {}
+
+    def slow(i):
+        res[i] = request(c, "POST", "/v1/chat/completions",
+                         chat_body(block("bash", "sleep 3; echo ns%d" % i)), timeout=60)
+    th = [threading.Thread(target=slow, args=(i,)) for i in range(2)]
+    for x in th:
+        x.start()
+    pids, deadline = [], time.monotonic() + 15
+    while time.monotonic() < deadline and len(pids) < 2:
+        out = c.systemctl("list-units", "--plain", "--no-legend", "--state=active",
+                          "codellm@*").stdout
+        pids = []
+        for u in [ln.split()[0] for ln in out.splitlines() if ln.strip()]:
+            pid = c.systemctl("show", "-p", "MainPID", "--value", u).stdout.strip()
+            if pid.isdigit() and pid != "0":
+                pids.append(pid)
+        time.sleep(0.1)
+    nets = [c.run(["readlink", "/proc/%s/ns/net" % p]).stdout.strip() for p in pids]
+    host = c.run(["readlink", "/proc/1/ns/net"]).stdout.strip()
+    t.ok(len(nets) == 2 and nets[0] == nets[1] and nets[0] not in ("", host),
+         "two concurrent instances share one network namespace, not the host's", repr(nets))
+    links = c.run(["nsenter", "-t", pids[0], "-n", "ip", "-o", "link", "show"]).stdout.splitlines() \
+        if pids else []
+    t.ok(len(links) == 1 and links[0].split()[1] == "lo:" and
+         "UP" not in links[0].split("<", 1)[1].split(">", 1)[0].split(","),
+         "in it only lo, and it down", "\n".join(links))
+    tmps = [c.run(["stat", "-L", "-c", "%d:%i", "/proc/%s/root/tmp" % p]).stdout.strip() for p in pids]
+    t.diag("instances' /tmp %s, the container's %s"
+           % (tmps, c.run(["stat", "-c", "%d:%i", "/tmp"]).stdout.strip()))
+    for x in th:
+        x.join(60)
+    t.eq([content(res[i]) if i in res else None for i in range(2)], ["ns0\n", "ns1\n"],
+         "both runs answered")
+    t.eq([harness.field(res[i], "codellm", "sandbox", "net") if i in res else None for i in range(2)],
+         ["own", "own"], "their blocks ran in namespaces of their own (net: own, the default)")
 
 
 def running_instance(c, prefix, timeout=15):
