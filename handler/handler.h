@@ -111,6 +111,10 @@ int route_debug_run_pipeline(struct ctx *x);
 int probe(struct ctx *x);
 int check_files(struct ctx *x, int argc, char **argv, int first);
 
+/* The run slot held (routes.c takes it before a run): given back once
+ * the run's processes are gone, before the answer's end. */
+void release_slot(struct ctx *x);
+
 /* ---- a run and its answer (run.c) ---- */
 
 struct sbx_config;

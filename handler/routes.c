@@ -194,6 +194,13 @@ unusable:
 		    "the server cannot take a run slot; see its journal");
 }
 
+void release_slot(struct ctx *x)
+{
+	if (x->slot_fd >= 0)
+		close(x->slot_fd);
+	x->slot_fd = -1;
+}
+
 /* What a request may make the handler run, hold and echo. */
 static const struct req_limits *limits(void)
 {

@@ -431,10 +431,14 @@ int run_request(struct ctx *x, struct chat_request *r)
 		sbx_pipeline_run(&rp.p);
 		status = end_answer(x, r, &rp, &rr);
 	}
+	/* every block process is gone once this returns: the run slot is
+	 * free for the next run (a client's next request may come as soon
+	 * as it has this answer) */
+	sbx_pipeline_abort(&rp.p);
+	release_slot(x);
 	/* whatever the answer was, it is whole: the client need not wait
 	 * for the cleanup below */
 	conn_end_answer(&x->c);
-	sbx_pipeline_abort(&rp.p);
 	sbx_pipeline_free(&rp.p);
 	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)
 		fprintf(stderr, "codellm: %s: removing the run directory: %s\n", x->id,

@@ -15,6 +15,24 @@ from harness import *  # noqa: E402,F401,F403
 t = Tap()
 U = str(300000 + os.getpid())
 
+# a client's next request follows its answer at once: the slot is free
+# by then (the handler gives it back before the answer's end, and
+# cleans up after), so one client never meets its own 429
+with Server("--max-concurrent", "1", "--timeout", "30") as s:
+    got = [s.run(block("bash", "echo %d" % i)) for i in range(30)]
+    t.eq(sorted({r.status for r in got}), [200],
+         "--max-concurrent 1, 30 requests back to back from one client: every one 200, no 429")
+    t.eq([content(r) for r in got], ["%d\n" % i for i in range(30)], "… each with its own output")
+
+# the same when the cleanup is long: 30000 files left in the run
+# directory (--sandbox off: on disk, removed one by one after the answer)
+with Server("--max-concurrent", "1", "--timeout", "60", sandbox="off") as s:
+    first = s.run(block("python", "for i in range(30000):\n    open('f%d' % i, 'w').close()\nprint('made')"))
+    second = s.run(block("bash", "echo next"))
+    t.eq((first.status, content(first), second.status, content(second)), (200, "made\n", 200, "next\n"),
+         "a run that leaves 30000 files, then at once the next: 200, not 429 (the slot is free "
+         "before the cleanup)", repr(second)[:300])
+
 with Server("--max-concurrent", "2", "--timeout", "30") as s:
     res = {}
 
