@@ -44,12 +44,18 @@ def without(text, keys):
     return "\n".join(out) + "\n"
 
 
+# Inside systemd-nspawn /proc/sys is mounted read-only, and a handler
+# without a mount namespace of systemd's making cannot set its runs'
+# per-user and IPC limits there (503 naming ucounts or ipcns; on a real
+# host /proc/sys is writable). ProtectControlGroups= is the least
+# directive after which systemd's namespace gives a writable one, so the
+# minimal unit carries it, and so does every variant below.
 MINIMAL = ("[Service]\nExecStart=%s %s --api-key-file /etc/codellm/api-key\n"
-           "StandardInput=socket\nStandardOutput=socket\nStandardError=journal\n" % (BIN, ARGS))
+           "StandardInput=socket\nStandardOutput=socket\nStandardError=journal\n"
+           "ProtectControlGroups=yes\n" % (BIN, ARGS))
 SYSCALL = {"SystemCallFilter", "SystemCallErrorNumber", "SystemCallArchitectures"}
 MOUNTS = {"ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateMounts", "PrivateDevices",
-          "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock",
-          "ReadWritePaths"}
+          "ProtectKernelModules", "ProtectKernelLogs", "ProtectClock", "ReadWritePaths"}
 
 
 def variants():
@@ -63,6 +69,8 @@ def variants():
         ("shipped without the mount-namespace family", "bu-nomnt", without(shipped, MOUNTS)),
         ("shipped without SystemCallFilter", "bu-nosc", without(shipped, SYSCALL)),
         ("shipped (units/codellm@.service)", "bu-ship", shipped),
+        ("shipped, blocks in its namespace (--share-netns)", "bu-share",
+         shipped.replace("--runtime-dir /run/codellm", "--runtime-dir /run/codellm --share-netns")),
     ]
 
 
@@ -88,6 +96,9 @@ def main():
                     print("# %s: statuses /v1/models %r, python %r" % (label, m["statuses"], p["statuses"]))
                     print("# " + c.http(port, pyrun)[2][:300].decode("utf-8", "replace"))
                 c.remove_variant(name)
+                # the slot files are private to the user that made them
+                # (a root variant's would lock the next variants out)
+                c.run(["sh", "-c", "rm -f /run/codellm/*"])
                 port += 1
     except Unavailable as e:
         print("bench-units: cannot boot a systemd here: %s" % e)
