@@ -68,6 +68,8 @@ def variants():
          "SetCredential=api-key:\\n\nPrivateNetwork=yes\nReadWritePaths=-/run/codellm\n"),
         ("shipped without the mount-namespace family", "bu-nomnt", without(shipped, MOUNTS)),
         ("shipped without SystemCallFilter", "bu-nosc", without(shipped, SYSCALL)),
+        ("shipped without the namespace holder (a network namespace per connection)",
+         "bu-nojoin", without(shipped, {"JoinsNamespaceOf", "Requires", "After"})),
         ("shipped (units/codellm@.service)", "bu-ship", shipped),
         ("shipped, blocks in its namespace (--share-netns)", "bu-share",
          shipped.replace("--runtime-dir /run/codellm", "--runtime-dir /run/codellm --share-netns")),
