@@ -211,15 +211,15 @@ int conn_open(struct conn *c)
 
 void conn_end_answer(struct conn *c)
 {
-	if (c->out >= 0)
+	if (c->out >= 0 && !c->ended)
 		shutdown(c->out, SHUT_WR);
+	c->ended = 1;
 }
 
 void conn_close_lingering(struct conn *c, int in_flight)
 {
 	/* the client reads the whole answer before the close */
-	if (c->out >= 0)
-		shutdown(c->out, SHUT_WR);
+	conn_end_answer(c);
 	/* RFC 9112 §9.6: closing while request bytes are still arriving (a
 	 * refused body, or a request answered before it was read) makes
 	 * the kernel reset the connection, and the reset can destroy the

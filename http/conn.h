@@ -15,6 +15,7 @@ struct conn {
 	int loopback;		/* the peer is a loopback address */
 	int head_sent;		/* response headers are out */
 	int gone;		/* a write failed: the client left */
+	int ended;		/* the write side is shut (conn_end_answer) */
 };
 
 enum {
