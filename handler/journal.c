@@ -3,7 +3,7 @@
  * the fields, or, when it is too large for a datagram, a sealed memfd
  * passed over the socket. libsystemd is not loaded for it: mapping it
  * and its chain (libgcrypt, liblzma, libzstd, liblz4, libcap) cost
- * every connection milliseconds (codellm-handler(8), PERFORMANCE). */
+ * every connection milliseconds (codellm-handler(8), JOURNAL). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

@@ -150,18 +150,16 @@ void conn_identify(struct conn *c)
  * descriptors are not this process's, -1 when malformed. */
 static int listen_fds(void)
 {
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	long n = 0;
+	const char *pid_s = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	long pid, n = 0;
 	char *end;
 
-	if (pid && fds) {
+	if (pid_s && fds) {
 		errno = 0;
-		n = strtol(pid, &end, 10);
-		if (errno || end == pid || *end || n <= 0)
+		pid = strtol(pid_s, &end, 10);
+		if (errno || end == pid_s || *end || pid <= 0) {
 			n = -1;
-		else if (n != (long)getpid())
-			n = 0;
-		else {
+		} else if (pid == (long)getpid()) {
 			n = strtol(fds, &end, 10);
 			if (errno || end == fds || *end || n < 0 || n > 1024)
 				n = -1;
