@@ -93,9 +93,11 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 HANDLER_OBJS := codellm-handler.o $(patsubst %.c,%.o,$(sort $(wildcard handler/*.c)))
-# the handler does not load libsystemd: it speaks socket activation's and
-# the journal's protocols itself (handler/journal.c, http/conn.c)
-HANDLER_LIBS = $(shell pkg-config --libs libcjson libseccomp 2>/dev/null)
+# the handler loads neither libsystemd nor libseccomp: it speaks socket
+# activation's and the journal's protocols itself (handler/journal.c,
+# http/conn.c) and installs the filters compiled at build time
+# (sandbox/seccomp-blob.c; sandbox/seccomp.o is never linked in)
+HANDLER_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null)
 $(BIN): $(HANDLER_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) -Wl,--as-needed $(HANDLER_LIBS)
 

@@ -1,9 +1,16 @@
-/* The blocks' seccomp filters, compiled at build time by
- * sandbox/gen/seccomp-gen (from sandbox/seccomp.c) and embedded here;
- * tests/unit/test_seccomp.c checks they equal a fresh compile. */
+/* The blocks' seccomp filters at run time: compiled at build time by
+ * sandbox/gen/seccomp-gen (from sandbox/seccomp.c, the only file that
+ * uses libseccomp) and embedded here, then installed as raw BPF; the
+ * handler does not load libseccomp. tests/unit/test_seccomp.c checks
+ * the embedded filters equal a fresh compile. */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sandbox/embed.h"
 #include "sandbox/internal.h"
@@ -24,4 +31,35 @@ int sbx_seccomp_prebuilt(int netlink_route, struct sbx_bpf *ret)
 	memcpy(ret->insns, p, len);
 	ret->len = len;
 	return 0;
+}
+
+void sbx_bpf_free(struct sbx_bpf *b)
+{
+	free(b->insns);
+	b->insns = NULL;
+	b->len = 0;
+}
+
+int sbx_seccomp_apply(const struct sbx_bpf *b)
+{
+	struct sock_fprog prog = {
+		.len = (unsigned short)(b->len / sizeof(struct sock_filter)),
+		.filter = b->insns,
+	};
+
+	if (!b->insns)
+		return -EINVAL;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return -errno;
+	/* verify it took: a denied call must now fail with EPERM */
+	if (syscall(SYS_bpf, -1, NULL, 0) >= 0 || errno != EPERM)
+		return -EPERM;
+	return 0;
+}
+
+int sbx_seccomp_available(void)
+{
+	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
+	       syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0,
+		       &(unsigned int){ SECCOMP_RET_KILL_PROCESS }) == 0;
 }

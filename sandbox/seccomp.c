@@ -433,34 +433,3 @@ int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret)
 	seccomp_release(b.ctx);
 	return rc;
 }
-
-void sbx_bpf_free(struct sbx_bpf *b)
-{
-	free(b->insns);
-	b->insns = NULL;
-	b->len = 0;
-}
-
-int sbx_seccomp_apply(const struct sbx_bpf *b)
-{
-	struct sock_fprog prog = {
-		.len = (unsigned short)(b->len / sizeof(struct sock_filter)),
-		.filter = b->insns,
-	};
-
-	if (!b->insns)
-		return -EINVAL;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-		return -errno;
-	/* verify it took: a denied call must now fail with EPERM */
-	if (syscall(SYS_bpf, -1, NULL, 0) >= 0 || errno != EPERM)
-		return -EPERM;
-	return 0;
-}
-
-int sbx_seccomp_available(void)
-{
-	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
-	       syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0,
-		       &(unsigned int){ SECCOMP_RET_KILL_PROCESS }) == 0;
-}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,10 +30,10 @@ static int write_filter(const char *path, int netlink_route)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, b.insns, b.len) != (ssize_t)b.len || close(fd) < 0) {
 		fprintf(stderr, "seccomp-gen: %s: %s\n", path, strerror(errno));
-		sbx_bpf_free(&b);
+		free(b.insns);
 		return 1;
 	}
-	sbx_bpf_free(&b);
+	free(b.insns);
 	return 0;
 }
 
