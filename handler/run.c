@@ -325,6 +325,9 @@ static int start_run(struct ctx *x, struct run_parts *rp)
 		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, rp->p.error);
 		return refuse_sandbox(x, rp->p.error_layer, rp->p.error);
 	}
+	/* the code starts now: the head and the log lines go out while
+	 * it does */
+	sbx_pipeline_go(&rp->p);
 	x->au.kind = AUDIT_RAN;
 	if (opt.sandbox == SBX_OFF)
 		fprintf(stderr, "codellm: %s: --sandbox off: blocks run without confinement\n",

@@ -174,9 +174,6 @@ static int client_event(struct sbx_pipeline *p, short revents, int *eof)
  * 256; the pipe holds 64 KiB, so this never blocks). */
 static void relay_begin(struct sbx_pipeline *p, struct sbx_relay *f)
 {
-	char go[64];
-	size_t left = p->n, k;
-
 	for (size_t i = 0; i < p->n; i++) {
 		fcntl(f->err[i], F_SETFL, O_NONBLOCK);
 		if (i + 1 < p->n) {
@@ -185,6 +182,17 @@ static void relay_begin(struct sbx_pipeline *p, struct sbx_relay *f)
 		}
 	}
 	fcntl(f->out, F_SETFL, O_NONBLOCK);
+	sbx_pipeline_go(p);
+}
+
+void sbx_pipeline_go(struct sbx_pipeline *p)
+{
+	struct sbx_relay *f = p->relay;
+	char go[64];
+	size_t left = p->n, k;
+
+	if (!f || p->go_fd < 0)
+		return;
 	f->t0 = sbx_now_ms();
 	memset(go, 'G', sizeof go);
 	for (; left > 0; left -= k) {

@@ -126,9 +126,14 @@ int sbx_pipeline_start(struct sbx_pipeline *p);
  * that holds a write end (--sandbox off) cannot keep the answer back. */
 #define SBX_DRAIN_AFTER_KILL_MS 2000
 
-/* Phase two: release every block at once and relay until all have
- * exited and every pipe is drained, or the run ends early (then at
- * most SBX_DRAIN_AFTER_KILL_MS after the kill). */
+/* Release every block at once; the timeout counts from here. Once per
+ * run (later calls do nothing): a caller that has more to do before it
+ * relays (an answer's head, a log line) releases the blocks first, so
+ * the code starts while it does. */
+void sbx_pipeline_go(struct sbx_pipeline *p);
+/* Phase two: release every block (if sbx_pipeline_go has not) and relay
+ * until all have exited and every pipe is drained, or the run ends
+ * early (then at most SBX_DRAIN_AFTER_KILL_MS after the kill). */
 int sbx_pipeline_run(struct sbx_pipeline *p);
 /* Kill whatever is left (after a failed start or a handler error). */
 void sbx_pipeline_abort(struct sbx_pipeline *p);
