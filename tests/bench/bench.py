@@ -16,7 +16,10 @@ bash -c or python3 -c, and answers a chat.completion. Arms:
   native, shared  codellm started the same way: blocks share that
                   namespace instead of creating their own
 
-c=1 latency: the arms interleaved request by request, medians. c=8
+c=1 latency: the arms interleaved request by request, medians; each
+request is sent once the previous connection's handler has exited (its
+cleanup and audit come after the answer's end, and would otherwise run
+on the CPU the next arm's request needs; the c=8 slices count them). c=8
 throughput: short load slices, arms interleaved slice by slice, the
 machine left to settle between slices (a namespace's teardown runs in
 kernel workers after its last process exits and would be charged to the
@@ -89,6 +92,22 @@ def wrapper(tmp, name, target, holder_pid):
     return path
 
 
+def quiet(server, timeout=5.0):
+    """Until socket activation has no handler left running (and a few ms
+    more): what the last request left behind is not charged to the next."""
+    pid = server.proc.pid
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                if not f.read().split():
+                    break
+        except OSError:
+            break
+        time.sleep(0.002)
+    time.sleep(0.005)
+
+
 def latency(arms, cases):
     """{(arm, case): sorted ms}, arms interleaved request by request."""
     res = {(a, c): [] for a in arms for c in cases}
@@ -99,6 +118,7 @@ def latency(arms, cases):
                 once(s.port, req, want)            # warm caches
         for _ in range(N):
             for a, s in arms.items():
+                quiet(s)
                 res[(a, c)].append(once(s.port, req, want))
     return {k: sorted(v) for k, v in res.items()}
 
