@@ -102,7 +102,7 @@ static int agent_answer(struct ctx *x, struct resp_run *rr)
 	const char *code = agent_outcome(rr->res, rr->req, &o, msg, sizeof msg);
 
 	if (!code) {
-		resp_tool_calls(&calls, &o);
+		resp_tool_calls(&calls, &o, rr->id);
 		if (calls.oom) {
 			code = "invalid_changes";
 			agent_refusal(rr->res, "out of memory building the tool calls", msg,
@@ -195,7 +195,10 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 	struct jbuf ev = {0};
 	struct agent_output o = AGENT_OUTPUT_NONE;
 
-	if (!r->agent) {
+	if (!r->agent || rr->text) {
+		/* a follow-up turn after finish: its answer, in text */
+		if (rr->text && *rr->text)
+			resp_sse_content(&ev, rr, rr->text, strlen(rr->text));
 		if (x->st_npend)
 			resp_sse_content(&ev, rr, x->st_pend, x->st_npend);
 		resp_sse_final(&ev, rr, p && (p->out_truncated || p->end != SBX_END_NORMAL) ?
@@ -454,13 +457,17 @@ int run_request(struct ctx *x, struct chat_request *r)
 }
 
 /* A follow-up turn: running again would repeat every effect. Agent mode
- * answers with finish alone, run mode with an empty content. */
+ * answers with finish alone, or, once the conversation holds a finish
+ * call (or its result), with that call's answer in text and
+ * finish_reason "stop": the ordinary tool loop ends on a text answer.
+ * Run mode answers with an empty content. */
 int answer_without_run(struct ctx *x, struct chat_request *r)
 {
 	struct jbuf b = {0}, calls = {0};
 	struct resp_run rr = {
 		.id = x->id, .created = (long)time(NULL), .req = r, .res = NULL,
 		.changes = r->agent ? 0 : -1,
+		.text = r->agent ? r->finish_answer : NULL,
 	};
 
 	x->au.kind = AUDIT_NOTHING;
@@ -469,8 +476,8 @@ int answer_without_run(struct ctx *x, struct chat_request *r)
 		stream_end(x, &rr);
 		return 200;
 	}
-	if (r->agent) {
-		agent_finish_only(&calls);
+	if (r->agent && !rr.text) {
+		agent_finish_only(&calls, x->id);
 		resp_agent_completion(&b, &rr, calls.p, calls.len);
 		jbuf_free(&calls);
 	} else {

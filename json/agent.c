@@ -245,10 +245,20 @@ void agent_call_args(struct jbuf *b, const struct agent_output *o, size_t i)
 	jbuf_puts(b, "}");
 }
 
-void agent_finish_only(struct jbuf *b)
+void agent_call_id(char out[AGENT_CALL_ID_MAX], const char *request_id, size_t index)
 {
-	jbuf_puts(b, "[{\"id\":\"call_0\",\"type\":\"function\",\"function\":"
-		  "{\"name\":\"finish\",\"arguments\":\"{\\\"answer\\\":\\\"\\\"}\"}}]");
+	const char *dash = strchr(request_id, '-');
+
+	snprintf(out, AGENT_CALL_ID_MAX, "call_%.64s_%zu", dash ? dash + 1 : request_id, index);
+}
+
+void agent_finish_only(struct jbuf *b, const char *request_id)
+{
+	char id[AGENT_CALL_ID_MAX];
+
+	agent_call_id(id, request_id, 0);
+	jbuf_printf(b, "[{\"id\":\"%s\",\"type\":\"function\",\"function\":"
+		    "{\"name\":\"finish\",\"arguments\":\"{\\\"answer\\\":\\\"\\\"}\"}}]", id);
 }
 
 /* The end of a stderr, for a message: where a traceback explains. */

@@ -49,8 +49,14 @@ int agent_parse(const char *out, size_t len, char *const *tools, size_t ntools,
 void agent_output_free(struct agent_output *o);
 
 
+/* A tool call's id, unique across requests as OpenAI's are: "call_",
+ * the random part of the request's id (what follows its first '-'),
+ * "_" and the call's index, e.g. call_3f0a9fd27121f3d3e9ad4136_2. */
+#define AGENT_CALL_ID_MAX 96
+void agent_call_id(char out[AGENT_CALL_ID_MAX], const char *request_id, size_t index);
+
 /* The tool_calls array of a follow-up turn: finish alone. */
-void agent_finish_only(struct jbuf *b);
+void agent_finish_only(struct jbuf *b, const char *request_id);
 
 /* How an agent run ended: NULL with *ret filled (free it with
  * agent_output_free), or the execution_error code (block_failed,

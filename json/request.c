@@ -83,6 +83,9 @@ struct msg {
 	char *text;
 	size_t len;
 	int codeable;		/* system/developer/user without a reserved name */
+	char *finish;		/* a finish call's answer in an assistant
+				 * message ("" unreadable), or a finish
+				 * result's text; else NULL */
 };
 
 static int is_role(const char *r, const char *want)
@@ -319,6 +322,65 @@ static int parse_scalars(const cJSON *root, struct chat_request *r,
 	return 0;
 }
 
+/* The "answer" of a finish call's arguments (a JSON text in a string),
+ * "" when they hold none; NULL only when memory ran out. */
+static char *finish_args_answer(const cJSON *args)
+{
+	struct precheck pc;
+	const cJSON *a;
+	cJSON *o = NULL;
+	char *s;
+
+	if (cJSON_IsString(args) &&
+	    precheck_json(args->valuestring, strlen(args->valuestring), &pc) == 0 &&
+	    !(o = cJSON_Parse(args->valuestring)))
+		return NULL;	/* it passed precheck_json: only memory is left */
+	a = cJSON_GetObjectItemCaseSensitive(o, "answer");
+	s = strdup(cJSON_IsString(a) ? a->valuestring : "");
+	cJSON_Delete(o);
+	return s;
+}
+
+static int is_finish(const cJSON *fn)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+
+	return cJSON_IsString(name) && !strcmp(name->valuestring, "finish");
+}
+
+/* Whether message m (role r) is a finish call or its result: an
+ * assistant message whose tool_calls (or legacy function_call) name
+ * finish, or a tool/function message named finish. Sets x->finish;
+ * -1 only when memory ran out. Anything malformed is not a finish. */
+static int finish_of(const cJSON *m, const char *r, struct msg *x)
+{
+	const cJSON *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls"), *c;
+	const cJSON *legacy = cJSON_GetObjectItemCaseSensitive(m, "function_call");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "name");
+
+	if (is_role(r, "assistant")) {
+		for (c = cJSON_IsArray(calls) ? calls->child : NULL; c; c = c->next) {
+			const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
+
+			if (is_finish(fn)) {
+				x->finish = finish_args_answer(
+					cJSON_GetObjectItemCaseSensitive(fn, "arguments"));
+				return x->finish ? 0 : -1;
+			}
+		}
+		if (is_finish(legacy)) {
+			x->finish = finish_args_answer(
+				cJSON_GetObjectItemCaseSensitive(legacy, "arguments"));
+			return x->finish ? 0 : -1;
+		}
+	} else if ((is_role(r, "tool") || is_role(r, "function")) &&
+		   cJSON_IsString(name) && !strcmp(name->valuestring, "finish")) {
+		x->finish = strdup(x->text ? x->text : "");
+		return x->finish ? 0 : -1;
+	}
+	return 0;
+}
+
 static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 			  struct req_error *err)
 {
@@ -367,6 +429,8 @@ static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 			  !strcmp(name->valuestring, "stdin") ? "stdin" : "";
 		if (msg_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, x, err) < 0)
 			return -1;
+		if (finish_of(m, r, x) < 0)
+			return req_oom(err);
 		x->codeable = (is_role(r, "system") || is_role(r, "developer") ||
 			       is_role(r, "user")) &&
 			      !(x->name && (!strcmp(x->name, "fleet_input") ||
@@ -570,18 +634,30 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	r->code_text_len = msgs[code].len;
 	msgs[code].text = NULL;
 
-	for (size_t i = code + 1; i < nmsgs; i++)
+	for (size_t i = code + 1; i < nmsgs; i++) {
 		if (is_role(msgs[i].role, "assistant") || is_role(msgs[i].role, "tool") ||
 		    is_role(msgs[i].role, "function"))
 			r->rerun_guard = 1;
+		/* the call's answer over its result's text: the first call,
+		 * or else the first result */
+		if (msgs[i].finish && (!r->finish_answer || is_role(msgs[i].role, "assistant")) &&
+		    !(r->finish_answer && r->finish_from_call)) {
+			free(r->finish_answer);
+			r->finish_answer = msgs[i].finish;
+			r->finish_from_call = is_role(msgs[i].role, "assistant");
+			msgs[i].finish = NULL;
+		}
+	}
 	if (!r->rerun_guard &&
 	    req_check_allowed(r, reg, 0, r->nblocks, "messages", err) < 0)
 		goto out;
 	take_inputs(r, msgs, nmsgs, code);
 	rc = 0;
 out:
-	for (size_t i = 0; i < nmsgs; i++)
+	for (size_t i = 0; i < nmsgs; i++) {
 		free(msgs[i].text);
+		free(msgs[i].finish);
+	}
 	free(msgs);
 	cJSON_Delete(root);
 	if (rc < 0)
@@ -625,6 +701,7 @@ void req_free(struct chat_request *r)
 	free(r->code_text);
 	free(r->stdin_data);
 	free(r->bag);
+	free(r->finish_answer);
 	memset(r, 0, sizeof *r);
 }
 

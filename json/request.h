@@ -45,6 +45,10 @@ struct chat_request {
 	size_t ntools;
 	double timeout_s;		/* codellm.timeout_s, 0 when absent */
 	int rerun_guard;		/* assistant/tool message after the code message */
+	char *finish_answer;		/* a follow-up turn whose conversation holds a
+					 * finish call (or its result): that call's
+					 * answer ("" when it has none), else NULL */
+	int finish_from_call;		/* finish_answer came from the call itself */
 	struct req_block *blocks;
 	size_t nblocks;
 	struct req_skipped *skipped;	/* the first max_skipped of them */

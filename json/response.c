@@ -191,7 +191,7 @@ void resp_completion(struct jbuf *b, const struct resp_run *rr)
 	if (res)
 		jstr_escape(b, res->out.p ? res->out.p : "", res->out.len);
 	else
-		jbuf_puts(b, "\"\"");
+		str(b, rr->text ? rr->text : "");
 	jbuf_printf(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"%s\"}],"
 		    "\"usage\":{\"prompt_tokens\":0,\"completion_tokens\":0,\"total_tokens\":0},"
 		    "\"system_fingerprint\":null,\"codellm\":",
@@ -327,16 +327,19 @@ void resp_sse_done(struct jbuf *b)
 /* ---- agent mode's tool calls, rendered from the parsed output ---- */
 
 /* Each call's arguments is a JSON text carried as a JSON string. */
-void resp_tool_calls(struct jbuf *b, const struct agent_output *o)
+void resp_tool_calls(struct jbuf *b, const struct agent_output *o, const char *request_id)
 {
 	struct jbuf args = {0};
+	char id[AGENT_CALL_ID_MAX];
 
 	jbuf_puts(b, "[");
 	for (size_t i = 0; i <= o->n; i++) {
 		args.len = 0;
 		agent_call_args(&args, o, i);
-		jbuf_printf(b, "%s{\"id\":\"call_%zu\",\"type\":\"function\",\"function\":{\"name\":",
-			    i ? "," : "", i);
+		agent_call_id(id, request_id, i);
+		jbuf_puts(b, i ? ",{\"id\":" : "{\"id\":");
+		str(b, id);
+		jbuf_puts(b, ",\"type\":\"function\",\"function\":{\"name\":");
 		str(b, agent_call_name(o, i));
 		jbuf_puts(b, ",\"arguments\":");
 		jstr_escape(b, args.p ? args.p : "", args.len);
@@ -352,12 +355,12 @@ void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
 			 const struct agent_output *o)
 {
 	struct jbuf args = {0};
-	char id[32];
+	char id[AGENT_CALL_ID_MAX];
 
 	for (size_t i = 0; i <= o->n; i++) {
 		args.len = 0;
 		agent_call_args(&args, o, i);
-		snprintf(id, sizeof id, "call_%zu", i);
+		agent_call_id(id, rr->id, i);
 		resp_sse_call_head(b, rr, i, id, agent_call_name(o, i));
 		resp_sse_call_args(b, rr, i, jbuf_cstr(&args) ? args.p : "");
 	}
@@ -369,7 +372,8 @@ void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
 /* Parse and render in one call: for tests and the fuzz target, which
  * check the rendered tool calls of an output. */
 long agent_tool_calls(const char *out, size_t len, char *const *tools,
-		      size_t ntools, struct jbuf *b, struct agent_error *err)
+		      size_t ntools, const char *request_id, struct jbuf *b,
+		      struct agent_error *err)
 {
 	struct agent_output o;
 	struct jbuf calls = {0};
@@ -377,7 +381,7 @@ long agent_tool_calls(const char *out, size_t len, char *const *tools,
 
 	if (agent_parse(out, len, tools, ntools, &o, err) < 0)
 		return -1;
-	resp_tool_calls(&calls, &o);
+	resp_tool_calls(&calls, &o, request_id);
 	if (calls.oom) {
 		err->code = "invalid_changes";
 		snprintf(err->message, sizeof err->message, "out of memory building the tool calls");

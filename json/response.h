@@ -26,6 +26,8 @@ struct resp_run {
 	const struct chat_request *req;
 	const struct sbx_result *res;	/* NULL when nothing ran (re-execution guard) */
 	long changes;			/* agent mode: changes mapped, or -1 */
+	const char *text;		/* content when nothing ran (res NULL): the
+					 * finish answer of a follow-up turn, or NULL */
 };
 
 /* The "sandbox" object: {"mode","layers":[…],"missing":[…],"net"}. */
@@ -82,14 +84,15 @@ void resp_sse_done(struct jbuf *b);
 /* Agent mode's tool calls from the parsed output: the tool_calls array
  * (ids call_0, call_1, …, finish last), and the same calls as stream
  * deltas (resp_sse_call_head and resp_sse_call_args for each). */
-void resp_tool_calls(struct jbuf *b, const struct agent_output *o);
+void resp_tool_calls(struct jbuf *b, const struct agent_output *o, const char *request_id);
 void resp_sse_tool_calls(struct jbuf *b, const struct resp_run *rr,
 			 const struct agent_output *o);
 
-/* agent_parse, then the tool_calls JSON array (ids call_0, call_1, …)
- * appended to b. Returns the number of changes (>= 0), or -1 with *err
- * filled and b untouched. */
+/* agent_parse, then the tool_calls JSON array (ids from request_id, see
+ * agent_call_id) appended to b. Returns the number of changes (>= 0),
+ * or -1 with *err filled and b untouched. */
 long agent_tool_calls(const char *out, size_t len, char *const *tools,
-		      size_t ntools, struct jbuf *b, struct agent_error *err);
+		      size_t ntools, const char *request_id, struct jbuf *b,
+		      struct agent_error *err);
 
 #endif

@@ -18,6 +18,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -64,6 +65,13 @@ def agent(s, code, tool_names=ALL, messages=None, **extra):
     return r
 
 
+def call_id(r, i):
+    """The id codellm gives call i of answer r: "call_", the random part
+    of the response's id, "_", i (unique across requests)."""
+    rid = field(r, "id") or ""
+    return "call_%s_%d" % (rid.split("-", 1)[-1], i)
+
+
 def calls(r):
     v = field(r, "choices", 0, "message", "tool_calls")
     return v if isinstance(v, list) else None
@@ -99,7 +107,7 @@ def shape_problems(r, n, retry=True):
         if not isinstance(c, dict) or set(c) != {"id", "type", "function"}:
             bad.append("call %d keys" % i)
             continue
-        if c["id"] != "call_%d" % i or c["type"] != "function":
+        if c["id"] != call_id(r, i) or c["type"] != "function":
             bad.append("call %d id/type %r/%r" % (i, c["id"], c["type"]))
         f = c["function"]
         if not isinstance(f, dict) or set(f) != {"name", "arguments"} or \
@@ -198,7 +206,14 @@ with Server("--max-stdout-bytes", "1M") as s:
     t.eq(field(r, "choices", 0, "finish_reason"), "tool_calls", "finish_reason is tool_calls")
     t.eq(field(r, "choices", 0, "message", "content"), "", "content is \"\" (not null, not absent)")
     t.eq(field(r, "choices", 0, "message", "role"), "assistant", "role assistant")
-    t.eq([c.get("id") for c in calls(r) or []], ["call_0", "call_1", "call_2"], "ids call_0, call_1, call_2")
+    t.eq([c.get("id") for c in calls(r) or []], [call_id(r, i) for i in range(3)],
+         "ids call_<the response id's random part>_0, _1, _2")
+    t.ok(re.fullmatch(r"chatcmpl-[0-9a-f]{24}", field(r, "id") or "") is not None,
+         "… the random part is 24 hex digits (%r)" % field(r, "id"))
+    again = agent(s, emit(out))
+    ids = [c.get("id") for c in (calls(r) or []) + (calls(again) or [])]
+    t.ok(len(ids) == 6 and len(set(ids)) == 6,
+         "the same request twice: six different call ids (%r)" % ids)
     t.eq([c.get("type") for c in calls(r) or []], ["function"] * 3, "every call is type function")
     t.eq([c.get("function", {}).get("name") for c in calls(r) or []],
          ["write_note", "patch_note", "finish"], "names: write_note, patch_note, finish (last)")
@@ -216,7 +231,7 @@ with Server("--max-stdout-bytes", "1M") as s:
          "the codellm object rides along (exit_code 0, 1 block)")
 
     r = agent(s, emit({"changes": [], "answer": "nothing to do"}))
-    expect_calls(r, [], "nothing to do", "zero changes → finish alone (call_0)")
+    expect_calls(r, [], "nothing to do", "zero changes → finish alone (…_0)")
     r = agent(s, emit({"answer": "no changes key"}))
     expect_calls(r, [], "no changes key", "\"changes\" absent → finish alone")
     r = agent(s, emit({"changes": [{"path": "a.md", "content": "A"}]}))
@@ -228,7 +243,7 @@ with Server("--max-stdout-bytes", "1M") as s:
     expect_calls(r, [("write_note", {"path": "p%d.md" % i, "content": "c%d" % i}) if i % 2 == 0 else
                      ("patch_note", {"path": "p%d.md" % i, "find": "f%d" % i, "replace": "r%d" % i})
                      for i in range(7)], "seven",
-                 "seven alternating changes keep their order; ids call_0…call_7")
+                 "seven alternating changes keep their order; ids …_0…_7")
 
     # ---- explicit op -----------------------------------------------------------
     r = agent(s, emit({"changes": [{"op": "write", "path": "w.md", "content": "W"}], "answer": ""}))
@@ -467,10 +482,11 @@ with Server("--max-stdout-bytes", "1M") as s:
                       {"role": "tool", "tool_call_id": "call_0", "content": "ok"},
                       {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
     variants = [
-        ("assistant tool_calls + tool results (fleet's step 2)", follow),
         ("an assistant message alone", first + [{"role": "assistant", "content": "I ran it"}]),
         ("a tool message alone", first + [{"role": "tool", "tool_call_id": "call_0", "content": "ok"}]),
-        ("assistant, tool, then a plain user turn", follow + [{"role": "user", "content": "Continue."}]),
+        ("write_note's call and result, no finish", first + [
+            {"role": "assistant", "content": "", "tool_calls": step1_calls[:1]},
+            {"role": "tool", "tool_call_id": "call_0", "content": "ok"}]),
     ]
     for desc, msgs in variants:
         r, seen, el = watch(mark, lambda: agent(s, None, messages=msgs))
@@ -480,6 +496,41 @@ with Server("--max-stdout-bytes", "1M") as s:
         t.ok(not seen, "… and nothing ran (marker seen: %s; answered in %.2f s)" % (seen, el))
     t.eq((field(r, "codellm", "blocks"), field(r, "codellm", "block_results")), (0, []),
          "… the codellm object reports no block")
+    # once the conversation holds finish (the OpenAI tool loop sends its
+    # result back), the answer is text: the loop ends, nothing runs
+    text_variants = [
+        ("write_note and finish with their results (the OpenAI loop's second turn)", follow, "ran"),
+        ("… then a plain user turn", follow + [{"role": "user", "content": "Continue."}], "ran"),
+        ("finish's call alone, arguments with escapes",
+         first + [{"role": "assistant", "content": None, "tool_calls": [
+             {"id": "x", "type": "function",
+              "function": {"name": "finish", "arguments": '{"answer":"a \\"b\\"\\n\\u00e9"}'}}]}],
+         'a "b"\n\u00e9'),
+        ("finish with arguments that are not JSON", first + [{"role": "assistant", "tool_calls": [
+            {"id": "x", "type": "function", "function": {"name": "finish", "arguments": "{nope"}}]}], ""),
+        ("a tool message named finish (no call in the conversation)",
+         first + [{"role": "tool", "name": "finish", "tool_call_id": "x", "content": "result text"}],
+         "result text"),
+        ("a legacy function_call finish", first + [{"role": "assistant", "content": None,
+            "function_call": {"name": "finish", "arguments": '{"answer":"old"}'}}], "old"),
+    ]
+    for desc, msgs, answer in text_variants:
+        r, seen, el = watch(mark, lambda: agent(s, None, messages=msgs))
+        t.ok(r.status == 200 and field(r, "choices", 0, "finish_reason") == "stop" and
+             field(r, "choices", 0, "message", "content") == answer and
+             "tool_calls" not in (field(r, "choices", 0, "message") or {}) and
+             field(r, "codellm", "rerun_guard") is True and field(r, "codellm", "blocks") == 0,
+             "guard after finish: %s → finish's answer %r as text, finish_reason stop, no tool call"
+             % (desc, answer), r.body[:600])
+        t.ok(not seen, "… and nothing ran (marker seen: %s; answered in %.2f s)" % (seen, el))
+    r = agent(s, None, messages=follow, stream=True)
+    ev = [json.loads(e[6:]) for e in r.body.decode("utf-8").split("\n\n")
+          if e.startswith("data: ") and e != "data: [DONE]"]
+    text = "".join((c["choices"][0]["delta"].get("content") or "") for c in ev if c.get("choices"))
+    fins = [c["choices"][0].get("finish_reason") for c in ev if c.get("choices")]
+    t.ok(r.status == 200 and text == "ran" and fins[-1:] == ["stop"] and
+         not any("tool_calls" in c["choices"][0]["delta"] for c in ev if c.get("choices")),
+         "… streamed: the answer as content deltas, finish_reason stop, no tool call", r.body[:600])
     # the control: the same first turn does run, and the poll does see it
     r, seen, el = watch(mark, lambda: agent(s, None, messages=first))
     expect_calls(r, [("write_note", {"path": "g.md", "content": "again"})], "ran",

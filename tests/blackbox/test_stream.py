@@ -116,7 +116,8 @@ with Server("--keepalive-interval", "1") as s:
     t.ok(cs and cs[0]["choices"][0]["delta"].get("role") == "assistant", "agent mode: the role chunk first")
     t.ok(sorted(first) == [0, 1, 2] and all(
         set(first[i]) >= {"index", "id", "type", "function"} and first[i]["type"] == "function"
-        and first[i]["id"] == "call_%d" % i and first[i]["function"].get("arguments") == ""
+        and first[i]["id"] == "call_%s_%d" % (cs[0]["id"].split("-", 1)[-1], i)
+        and first[i]["function"].get("arguments") == ""
         for i in first), "each call's first delta has index, id, type, function.name, arguments ''", first)
     t.eq([(first[i]["function"]["name"], json.loads(args[i])) for i in sorted(first)],
          [("write_note", {"path": "a.md", "content": "A"}),

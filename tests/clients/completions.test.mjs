@@ -114,8 +114,9 @@ test('agent mode: tool calls parse; arguments JSON.parse to exactly the changes 
   assert.equal(ch.finish_reason, 'tool_calls');
   assert.equal(ch.message.content, '');
   const calls = ch.message.tool_calls;
+  const rid = r.id.split('-').slice(1).join('-');
   assert.deepEqual(calls.map((c) => [c.id, c.type]),
-    [['call_0', 'function'], ['call_1', 'function'], ['call_2', 'function']]);
+    [[`call_${rid}_0`, 'function'], [`call_${rid}_1`, 'function'], [`call_${rid}_2`, 'function']]);
   assert.deepEqual(calls.map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments) })),
     expectedCalls(CHANGES, 'done ✓'));
   assert.equal(r.codellm.changes, 2);

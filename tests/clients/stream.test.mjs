@@ -153,7 +153,14 @@ test('agent mode, stream iterator (after pings): tool_calls deltas (index/id/typ
       }
     }
   }
-  assert.deepEqual(got, want, 'the streamed tool calls are the non-stream ones');
+  // ids are unique per call: the same calls as the non-stream ones, each
+  // id made from its own response's id
+  const rid = chunks[0].id.split('-').slice(1).join('-');
+  assert.deepEqual(got.map((c) => c.id), got.map((_, i) => `call_${rid}_${i}`), 'ids call_<stream id>_<i>');
+  const noId = (cs) => cs.map(({ id, ...rest }) => rest);
+  assert.deepEqual(noId(got), noId(want), 'the streamed tool calls are the non-stream ones (ids aside)');
+  assert.equal(new Set([...got, ...want].map((c) => c.id)).size, got.length + want.length,
+    'no id of the stream is one of the other response\'s');
   const last = chunks.at(-1);
   assert.equal(last.choices[0].finish_reason, 'tool_calls');
   assert.equal(last.codellm.changes, 3);
@@ -167,7 +174,10 @@ test('agent mode, .stream() helper: the final completion\'s tool_calls equal the
   stream.on('tool_calls.function.arguments.done', (e) => done.push({ name: e.name, args: JSON.parse(e.arguments) }));
   const final = await stream.finalChatCompletion();
   const m = final.choices[0].message;
-  assert.deepEqual(m.tool_calls, plain.choices[0].message.tool_calls);
+  const noId = (cs) => cs.map(({ id, ...rest }) => rest);
+  assert.deepEqual(noId(m.tool_calls), noId(plain.choices[0].message.tool_calls));
+  const rid = final.id.split('-').slice(1).join('-');
+  assert.deepEqual(m.tool_calls.map((c) => c.id), m.tool_calls.map((_, i) => `call_${rid}_${i}`));
   assert.equal(final.choices[0].finish_reason, 'tool_calls');
   assert.equal(m.role, 'assistant');
   assert.ok(!m.content, 'no content beside the tool calls');
@@ -280,7 +290,7 @@ test('run mode stream with codellm.timeout_s: the final chunk says length and ti
   assert.equal(last.codellm.exit_code, 124);
 });
 
-test('agent mode stream, a follow-up turn (re-execution guard): only finish, nothing runs again', async () => {
+test('agent mode stream, a follow-up turn after finish (re-execution guard): its answer as text, nothing runs again', async () => {
   const final = await client.chat.completions.stream({
     ...agentRequest,
     messages: [
@@ -288,6 +298,18 @@ test('agent mode stream, a follow-up turn (re-execution guard): only finish, not
       { role: 'assistant', content: '', tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'finish', arguments: '{"answer":"done"}' } }] },
       { role: 'tool', tool_call_id: 'call_0', content: 'done' },
     ],
+  }).finalChatCompletion();
+  assert.equal(final.choices[0].finish_reason, 'stop');
+  assert.equal(final.choices[0].message.content, 'done');
+  assert.ok(!final.choices[0].message.tool_calls?.length, 'no tool call');
+  assert.equal(final.codellm.rerun_guard, true);
+  assert.equal(final.codellm.blocks, 0);
+});
+
+test('agent mode stream, a follow-up turn without finish: finish alone, nothing runs again', async () => {
+  const final = await client.chat.completions.stream({
+    ...agentRequest,
+    messages: [...agentRequest.messages, { role: 'assistant', content: 'I ran it' }],
   }).finalChatCompletion();
   const calls = final.choices[0].message.tool_calls;
   assert.deepEqual(calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [['finish', { answer: '' }]]);

@@ -32,6 +32,9 @@
 #include "json/response.h"
 #include "json/jstr.h"
 
+/* the request id the calls are named after (agent_call_id) */
+#define FUZZ_REQ "0123456789abcdef01234567"
+
 #define CHECK(c) do { \
 	if (!(c)) { \
 		fprintf(stderr, "fuzz_agent: %s:%d: check failed: %s\n", \
@@ -509,9 +512,9 @@ static void check_against_model(const char *out, size_t n, const struct model *m
 		size_t nkeys;
 		struct jv a = {0};
 		struct rd ra;
-		char id[32];
+		char id[64];
 
-		snprintf(id, sizeof id, "call_%zu", i);
+		snprintf(id, sizeof id, "call_" FUZZ_REQ "_%zu", i);
 		CHECK(c->t == J_OBJ && c->n == 3);
 		CHECK(is_cstr(member(c, "id", NULL), id));
 		CHECK(is_cstr(member(c, "type", NULL), "function"));
@@ -550,10 +553,10 @@ static void check_cjson(const char *out, long rc)
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
 		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-		char want[32];
+		char want[64];
 		cJSON *a;
 
-		snprintf(want, sizeof want, "call_%ld", i);
+		snprintf(want, sizeof want, "call_" FUZZ_REQ "_%ld", i);
 		CHECK(cJSON_IsString(id) && !strcmp(id->valuestring, want));
 		CHECK(cJSON_IsString(name) && cJSON_IsString(args));
 		CHECK(!strcmp(name->valuestring, "finish") == (i == rc));
@@ -575,7 +578,7 @@ static long run(const char *in, size_t size, char *const *tools, size_t ntools,
 	jbuf_append(b, SEED, SEED_LEN);
 	err->code = NULL;
 	memset(err->message, 0, sizeof err->message);
-	rc = agent_tool_calls(in, size, tools, ntools, b, err);
+	rc = agent_tool_calls(in, size, tools, ntools, "chatcmpl-" FUZZ_REQ, b, err);
 	if (rc != want)
 		fprintf(stderr, "fuzz_agent: rc %ld, model %ld (%s): %s\n", rc, want,
 			m.code ? m.code : "", rc < 0 ? err->message : "");

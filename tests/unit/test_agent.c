@@ -2,7 +2,8 @@
  * be refused (rc -1, the error code, a message substring, the caller's
  * buffer untouched, a valid UTF-8 message) and a table that must become
  * tool calls. A success is checked by parsing the produced JSON with
- * cJSON: an array of rc+1 calls, ids call_0…call_rc, type "function",
+ * cJSON: an array of rc+1 calls, ids call_<request>_0…call_<request>_rc
+ * (TEST_REQ_ID's random part), type "function",
  * the tool's name, and the arguments string parsed again into exactly the
  * tool's fields, each compared byte for byte with the expected value (no
  * expected value holds NUL, which the agent refuses, so a C string
@@ -19,6 +20,11 @@
 #include "json/jstr.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
+
+/* A request id as the handler makes them: its random part names the
+ * calls (agent_call_id). */
+#define TEST_REQ_ID "chatcmpl-3f0a9fd27121f3d3e9ad4136"
+#define TEST_CALL "call_3f0a9fd27121f3d3e9ad4136_"
 
 #define PRE "PRE:"	/* what the caller's buffer holds before the call */
 
@@ -61,7 +67,7 @@ static void run(struct result *r, const char *in, size_t len, struct toolset ts)
 	r->err.code = NULL;
 	memset(r->err.message, 0, sizeof r->err.message);
 	jbuf_puts(&r->b, PRE);
-	r->rc = agent_tool_calls(p, len, ts.v, ts.n, &r->b, &r->err);
+	r->rc = agent_tool_calls(p, len, ts.v, ts.n, TEST_REQ_ID, &r->b, &r->err);
 	guard_free(&g);
 }
 
@@ -429,7 +435,7 @@ static int check_call(const cJSON *c, size_t i, const struct exp_call *e, const 
 	const char *const *keys;
 	const char *vals[3] = { e->a, e->b, e->c };
 	size_t nkeys;
-	char want_id[32];
+	char want_id[64];
 	cJSON *a;
 	int ok = 1;
 
@@ -439,7 +445,7 @@ static int check_call(const cJSON *c, size_t i, const struct exp_call *e, const 
 	id = cJSON_GetObjectItemCaseSensitive(c, "id");
 	type = cJSON_GetObjectItemCaseSensitive(c, "type");
 	fn = cJSON_GetObjectItemCaseSensitive(c, "function");
-	snprintf(want_id, sizeof want_id, "call_%zu", i);
+	snprintf(want_id, sizeof want_id, TEST_CALL "%zu", i);
 	*why = "id";
 	if (!same(id, want_id))
 		return 0;
@@ -526,17 +532,17 @@ static void check_ok_row(const struct ok_row *r)
 /* Exact bytes, programmatic inputs                                    */
 
 static const char finish_empty[] =
-	"[{\"id\":\"call_0\",\"type\":\"function\",\"function\":{\"name\":\"finish\","
+	"[{\"id\":\"" TEST_CALL "0\",\"type\":\"function\",\"function\":{\"name\":\"finish\","
 	"\"arguments\":\"{\\\"answer\\\":\\\"\\\"}\"}}]";
 
 static void check_exact(void)
 {
 	static const char write_out[] =
-		"[{\"id\":\"call_0\",\"type\":\"function\",\"function\":{\"name\":\"write_note\","
+		"[{\"id\":\"" TEST_CALL "0\",\"type\":\"function\",\"function\":{\"name\":\"write_note\","
 		"\"arguments\":\"{\\\"path\\\":\\\"a\\\",\\\"content\\\":\\\"x\\\\n\\\\u2028\\\"}\"}},"
-		"{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"patch_note\","
+		"{\"id\":\"" TEST_CALL "1\",\"type\":\"function\",\"function\":{\"name\":\"patch_note\","
 		"\"arguments\":\"{\\\"path\\\":\\\"b\\\",\\\"find\\\":\\\"\\\\\\\"\\\",\\\"replace\\\":\\\"\\\"}\"}},"
-		"{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"finish\","
+		"{\"id\":\"" TEST_CALL "2\",\"type\":\"function\",\"function\":{\"name\":\"finish\","
 		"\"arguments\":\"{\\\"answer\\\":\\\"done\\\"}\"}}]";
 	static const char write_in[] =
 		"{\"changes\":[{\"path\":\"a\",\"content\":\"x\\n\xE2\x80\xA8\"},"
@@ -548,7 +554,7 @@ static void check_exact(void)
 	tap_ok(res.rc == 0 && res.b.len == strlen(PRE) + strlen(finish_empty) &&
 	       !memcmp(res.b.p + strlen(PRE), finish_empty, strlen(finish_empty)),
 	       "exact bytes: zero changes");
-	agent_finish_only(&fo);
+	agent_finish_only(&fo, TEST_REQ_ID);
 	tap_ok(fo.len == res.b.len - strlen(PRE) && !memcmp(fo.p, res.b.p + strlen(PRE), fo.len),
 	       "agent_finish_only equals the zero-changes output");
 	jbuf_free(&fo);
@@ -565,8 +571,8 @@ static void check_exact(void)
 	{
 		struct jbuf b = {0};
 		struct agent_error e;
-		long r1 = agent_tool_calls("{}", 2, tools_all, 3, &b, &e);
-		long r2 = agent_tool_calls("{}", 2, tools_all, 3, &b, &e);
+		long r1 = agent_tool_calls("{}", 2, tools_all, 3, TEST_REQ_ID, &b, &e);
+		long r2 = agent_tool_calls("{}", 2, tools_all, 3, TEST_REQ_ID, &b, &e);
 
 		tap_ok(r1 == 0 && r2 == 0 && b.len == 2 * strlen(finish_empty) &&
 		       !memcmp(b.p, finish_empty, strlen(finish_empty)) &&
@@ -658,7 +664,7 @@ static void check_large(void)
 	free(want);
 }
 
-/* 200 changes: ids call_0…call_199, finish call_200. */
+/* 200 changes: ids …_0…_199, finish …_200. */
 static void check_many(void)
 {
 	struct jbuf in = {0};
@@ -678,12 +684,12 @@ static void check_many(void)
 	arr = text ? cJSON_Parse(text + strlen(PRE)) : NULL;
 	ok = res.rc == 200 && cJSON_GetArraySize(arr) == 201;
 	cJSON_ArrayForEach(c, arr) {
-		char want[32], path[32];
+		char want[64], path[32];
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(c, "function");
 		const char *tool = i == 200 ? "finish" : i % 2 ? "patch_note" : "write_note";
 		cJSON *a;
 
-		snprintf(want, sizeof want, "call_%d", i);
+		snprintf(want, sizeof want, TEST_CALL "%d", i);
 		snprintf(path, sizeof path, "n%d", i);
 		ok = ok && same(cJSON_GetObjectItemCaseSensitive(c, "id"), want) &&
 		     same(cJSON_GetObjectItemCaseSensitive(fn, "name"), tool);
@@ -693,7 +699,7 @@ static void check_many(void)
 		cJSON_Delete(a);
 		i++;
 	}
-	tap_ok(ok, "200 changes: ids call_0..call_199 in order, finish is call_200");
+	tap_ok(ok, "200 changes: ids ..._0.._199 in order, finish is ..._200");
 	cJSON_Delete(arr);
 	jbuf_free(&res.b);
 	jbuf_free(&in);
@@ -806,8 +812,23 @@ static void check_prefixes(void)
 	tap_ok(bad == 0, "all %zu truncations refused without reading past the end", n);
 }
 
+/* Ids: the request's random part and the index, so no two calls of
+ * two requests share one. */
+static void check_ids(void)
+{
+	char a[AGENT_CALL_ID_MAX], b[AGENT_CALL_ID_MAX], c[AGENT_CALL_ID_MAX];
+
+	agent_call_id(a, "chatcmpl-00112233445566778899aabb", 0);
+	agent_call_id(b, "chatcmpl-00112233445566778899aabc", 0);
+	agent_call_id(c, "chatcmpl-00112233445566778899aabb", 10);
+	tap_ok(!strcmp(a, "call_00112233445566778899aabb_0") &&
+	       !strcmp(c, "call_00112233445566778899aabb_10") && strcmp(a, b),
+	       "call ids: call_<request's random part>_<index>, one request's differ from another's");
+}
+
 int main(void)
 {
+	check_ids();
 	for (size_t i = 0; i < sizeof err_rows / sizeof err_rows[0]; i++)
 		check_err_row(&err_rows[i]);
 	for (size_t i = 0; i < sizeof ok_rows / sizeof ok_rows[0]; i++)

@@ -295,7 +295,7 @@ static void sweep_agent(void)
 
 		before = alive;
 		arm(k);
-		rc = agent_tool_calls(agent_out, strlen(agent_out), tools, 3, &b, &e);
+		rc = agent_tool_calls(agent_out, strlen(agent_out), tools, 3, "chatcmpl-test", &b, &e);
 		disarm();
 		if (refused) {
 			failures++;

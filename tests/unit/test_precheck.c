@@ -282,7 +282,7 @@ static void esc_agent(const struct esc_row *r)
 	jbuf_puts(&b, AGENT_HEAD);
 	jbuf_puts(&b, r->piece);
 	jbuf_puts(&b, AGENT_TAIL);
-	rc = agent_tool_calls(guard_copy(&g, b.p, b.len), b.len, tools, 1, &out, &e);
+	rc = agent_tool_calls(guard_copy(&g, b.p, b.len), b.len, tools, 1, "chatcmpl-test", &out, &e);
 	if (r->problem == PRECHECK_OK) {
 		size_t n = 0;
 		char *ans = rc == 0 ? finish_answer(&out, &n) : NULL;
