@@ -207,11 +207,15 @@ static int refuse_read(struct ctx *x, enum read_step step, int rc)
 			     opt.max_header_bytes);
 		else if (step == READ_FRAMING)
 			refuse(x, REF_TOO_LARGE, NULL,
-			     "request body of %llu bytes exceeds %llu bytes (--max-request-bytes)",
-			     (unsigned long long)x->fr.length, opt.max_request_bytes);
+			     "This model's maximum context length is %llu bytes. However, your "
+			     "request is %llu bytes. Please reduce the length of the messages. "
+			     "codellm: the request body exceeds --max-request-bytes",
+			     opt.max_request_bytes, (unsigned long long)x->fr.length);
 		else
 			refuse(x, REF_TOO_LARGE, NULL,
-			     "request body exceeds %llu bytes (--max-request-bytes)",
+			     "This model's maximum context length is %llu bytes. However, your "
+			     "request is longer. Please reduce the length of the messages. "
+			     "codellm: the request body exceeds --max-request-bytes",
 			     opt.max_request_bytes);
 		break;
 	case HTTP_R_LENGTH_REQUIRED:
@@ -278,8 +282,15 @@ static int authenticate(struct ctx *x)
 	}
 	if (http_bearer_matches(&x->hr, x->key))
 		return 0;
+	/* worded as OpenAI words them: clients match on the text */
+	if (!http_find_header(&x->hr, "authorization", &(size_t){0}))
+		return refuse(x, REF_BAD_KEY, "WWW-Authenticate: Bearer\r\n",
+			      "You didn't provide an API key. You need to provide your API key "
+			      "in an Authorization header using Bearer auth (i.e. Authorization: "
+			      "Bearer YOUR_KEY). codellm: no Authorization header was sent");
 	return refuse(x, REF_BAD_KEY, "WWW-Authenticate: Bearer\r\n",
-		      "missing or incorrect API key: send Authorization: Bearer KEY");
+		      "Incorrect API key provided. codellm: the Authorization header does not "
+		      "carry this server's API key as Bearer KEY");
 }
 
 /* After authentication: neither the key nor the bearer the client

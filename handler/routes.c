@@ -154,7 +154,8 @@ static int route_models(struct ctx *x, const char *id)
 	} else if (resp_model(&b, &x->reg, id, created) < 0) {
 		jbuf_free(&b);
 		return refuse(x, REF_MODEL_NOT_FOUND, NULL,
-			    "the model \"%.128s\" does not exist", id);
+			    "The model `%.128s` does not exist or you do not have access to it. "
+			    "codellm: GET /v1/models lists the models it serves", id);
 	}
 	respond(x, 200, NULL, &b, 0);
 	jbuf_free(&b);
@@ -177,8 +178,10 @@ static int take_slot(struct ctx *x)
 		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
 			opt.max_concurrent);
 		return refuse(x, REF_SLOTS_BUSY, "Retry-After: 1\r\n",
-			    "all %llu run slots are busy (--max-concurrent); retry in a second",
-			    opt.max_concurrent);
+			    "Rate limit reached for codellm on concurrent runs: Limit %llu, "
+			    "Used %llu, Requested 1. Please try again in 1s. codellm: all run "
+			    "slots are busy (--max-concurrent)",
+			    opt.max_concurrent, opt.max_concurrent);
 	}
 	if (fd < 0) {
 		errno = -fd;
