@@ -649,6 +649,8 @@ static int read_request_body(struct ctx *x)
 static void ctx_free(struct ctx *x)
 {
 	jbuf_free(&x->au.write_paths);
+	jbuf_free(&x->au.files_in);
+	jbuf_free(&x->au.files_out);
 	free(x->head);
 	free(x->body);
 	if (x->key) {

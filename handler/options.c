@@ -36,6 +36,11 @@ struct options opt = {
 	.shm_bytes = 64ULL << 20,
 	.slot_uid_base = 2147352576ULL,	/* 0x7ffe0000 */
 	.healthz_cache_s = 1,
+	.max_input_files = 16,
+	.max_input_file_bytes = 4ULL << 20,
+	.max_input_bytes = 6ULL << 20,
+	.max_artifacts = 16,
+	.max_artifact_bytes = 4ULL << 20,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -116,6 +121,16 @@ static const struct opt_def opt_defs[] = {
 	  "a root handler runs slot N's blocks as UID+N\n(2147352576; 0: one uid for all runs)" },
 	{ "healthz-cache", K_SECONDS, &opt.healthz_cache_s, 0, ZERO_OK, "S",
 	  "/healthz reuses its sandbox check this long (1; 0: off)" },
+	{ "max-input-files", K_SIZE, &opt.max_input_files, 0, 4096, "N",
+	  "file and image parts per request (16; 0: none)" },
+	{ "max-input-file-bytes", K_SIZE, &opt.max_input_file_bytes, 1, SZ(1) << 40, "N",
+	  "one input file, decoded (4M)" },
+	{ "max-input-bytes", K_SIZE, &opt.max_input_bytes, 1, SZ(1) << 40, "N",
+	  "all input files together, decoded (6M; at most\n--max-request-bytes and --workdir-bytes)" },
+	{ "max-artifacts", K_SIZE, &opt.max_artifacts, 0, 4096, "N",
+	  "files of /work/out an answer carries (16; 0: none)" },
+	{ "max-artifact-bytes", K_SIZE, &opt.max_artifact_bytes, 0, SZ(1) << 32, "N",
+	  "their bytes together, before base64 (4M)" },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 

@@ -46,6 +46,11 @@ struct options {
 	unsigned long long shm_bytes;
 	unsigned long long slot_uid_base;	/* 0: runs of a root handler share a uid */
 	double healthz_cache_s;	/* 0: every /healthz checks the sandbox */
+	unsigned long long max_input_files;
+	unsigned long long max_input_file_bytes;
+	unsigned long long max_input_bytes;
+	unsigned long long max_artifacts;
+	unsigned long long max_artifact_bytes;
 };
 
 extern struct options opt;

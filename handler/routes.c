@@ -209,8 +209,20 @@ static const struct req_limits *limits(void)
 {
 	static struct req_limits lim;
 
+	unsigned long long total = opt.max_input_bytes;
+
 	lim.max_blocks = (size_t)opt.max_blocks;
 	lim.max_skipped = (size_t)opt.max_skipped_fences;
+	/* the files ride in the body and land in the workdir: the
+	 * smaller bound wins */
+	if (total > opt.max_request_bytes)
+		total = opt.max_request_bytes;
+	if (total > opt.workdir_bytes)
+		total = opt.workdir_bytes;
+	lim.max_files = (size_t)opt.max_input_files;
+	lim.max_files_bytes = (size_t)total;
+	lim.max_file_bytes = (size_t)(opt.max_input_file_bytes < total ?
+				      opt.max_input_file_bytes : total);
 	return &lim;
 }
 

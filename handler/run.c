@@ -266,6 +266,7 @@ struct run_parts {
 	char **names;		/* each block's file in the run directory */
 	char *const **argv;	/* each block's interpreter */
 	int prepared;		/* run was prepared (maybe in part): finish it */
+	struct sbx_artifacts files;	/* /work/out once every block ended */
 };
 
 static int refuse_sandbox(struct ctx *x, int layer, const char *why)
@@ -307,6 +308,12 @@ static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *
 		rp->argv[i] = r->blocks[i].interp->argv;
 	}
 	if (r->bag && (rc = sbx_run_add_bag(&rp->run, r->bag, r->bag_len)) < 0)
+		goto io_fail;
+	for (size_t i = 0; i < r->nfiles; i++)
+		if ((rc = sbx_run_add_input(&rp->run, r->files[i].name, r->files[i].data,
+					    r->files[i].len)) < 0)
+			goto io_fail;
+	if ((rc = sbx_run_make_out(&rp->run)) < 0)
 		goto io_fail;
 	pipeline_inputs(x, r, &rp->run, &rp->p, rp->names);
 	rp->p.argv = (char *const *const *)rp->argv;
@@ -373,7 +380,8 @@ static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx
 
 static int debug_answer(struct ctx *x, const struct chat_request *r, const struct resp_run *rr)
 {
-	struct dbg_run d = { .id = x->id, .req = r, .res = rr->res, .index = x->dbg_index };
+	struct dbg_run d = { .id = x->id, .req = r, .res = rr->res, .index = x->dbg_index,
+			     .files = rr->files };
 	struct jbuf b = {0};
 	int status = 200;
 
@@ -421,6 +429,20 @@ static int end_answer(struct ctx *x, const struct chat_request *r, struct run_pa
 	return 200;
 }
 
+/* Every block has ended: what they left in /work/out rides in the
+ * answer's codellm object, and its names, sizes and digests in the
+ * journal record. */
+static void collect_files(struct ctx *x, struct run_parts *rp, struct resp_run *rr)
+{
+	int rc = sbx_run_artifacts(&rp->run, (size_t)opt.max_artifacts,
+				   (size_t)opt.max_artifact_bytes, &rp->files);
+
+	if (rc < 0)
+		fprintf(stderr, "codellm: %s: reading /work/out: %s\n", x->id, strerror(-rc));
+	rr->files = &rp->files;
+	audit_files_out(&x->au, &rp->files);
+}
+
 /* A run and its answer: prepare, start, begin the answer, run, end it. */
 int run_request(struct ctx *x, struct chat_request *r)
 {
@@ -435,6 +457,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 	if (status == 0) {
 		begin_answer(x, r, &rp.p, &rr);
 		sbx_pipeline_run(&rp.p);
+		collect_files(x, &rp, &rr);
 		status = end_answer(x, r, &rp, &rr);
 	}
 	/* every block process is gone once this returns: the run slot is
@@ -446,6 +469,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 	 * for the cleanup below */
 	conn_end_answer(&x->c);
 	sbx_pipeline_free(&rp.p);
+	sbx_artifacts_free(&rp.files);
 	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)
 		fprintf(stderr, "codellm: %s: removing the run directory: %s\n", x->id,
 			strerror(-rc));

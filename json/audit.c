@@ -161,6 +161,10 @@ void audit_fields(const struct audit *a, struct audit_fields *ret)
 		add(f, "CODELLM_SANDBOX=%s", a->sandbox);
 	if (a->write_paths.len)
 		add_bytes(f, "CODELLM_WRITE_PATHS", a->write_paths.p, a->write_paths.len);
+	if (a->files_in.len)
+		add_bytes(f, "CODELLM_FILES_IN", a->files_in.p, a->files_in.len);
+	if (a->files_out.len)
+		add_bytes(f, "CODELLM_FILES_OUT", a->files_out.p, a->files_out.len);
 	if (a->retry_count[0])
 		add(f, "CODELLM_RETRY_COUNT=%s", a->retry_count);
 }
@@ -170,6 +174,21 @@ void audit_fields_free(struct audit_fields *f)
 	for (int i = 0; i < f->n; i++)
 		free(f->iov[i].iov_base);
 	f->n = 0;
+}
+
+/* One line of a files field: "SHA256 BYTES NAME", or with no data
+ * "- BYTES NAME (omitted: WHY)"; the name made safe by audit_text(). */
+static void file_line(struct jbuf *b, const char *name, const char *data, size_t len,
+		      uint64_t bytes, const char *omitted)
+{
+	char shown[600], hex[65] = "-";
+
+	audit_text(shown, sizeof shown, name, strlen(name));
+	if (data)
+		sha256_hex(data, len, hex);
+	jbuf_printf(b, "%s%s %llu %s", b->len ? "\n" : "", hex, (unsigned long long)bytes, shown);
+	if (!data)
+		jbuf_printf(b, " (omitted: %s)", omitted ? omitted : "unreadable");
 }
 
 void audit_request(struct audit *a, const struct chat_request *r, const char *mode)
@@ -185,4 +204,19 @@ void audit_request(struct audit *a, const struct chat_request *r, const char *mo
 		n += (size_t)snprintf(a->langs + n, sizeof a->langs - n, "%s%s",
 				      i ? "," : "", r->blocks[i].interp->name);
 	sha256_hex(r->code_text ? r->code_text : "", r->code_text_len, a->code_sha256);
+	a->files_in.len = 0;
+	for (size_t i = 0; i < r->nfiles; i++)
+		file_line(&a->files_in, r->files[i].name, r->files[i].data, r->files[i].len,
+			  r->files[i].len, NULL);
+}
+
+void audit_files_out(struct audit *a, const struct sbx_artifacts *f)
+{
+	a->files_out.len = 0;
+	for (size_t i = 0; i < f->n; i++)
+		file_line(&a->files_out, f->v[i].name, f->v[i].data, f->v[i].len,
+			  f->v[i].bytes, f->v[i].data ? NULL : f->v[i].omitted);
+	if (f->truncated)
+		jbuf_printf(&a->files_out, "%s(%zu more)", a->files_out.len ? "\n" : "",
+			    f->truncated);
 }

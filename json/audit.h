@@ -10,6 +10,7 @@
 
 #include "json/jstr.h"
 #include "json/request.h"
+#include "sandbox/result.h"
 
 #define AUDIT_ID_RAN     "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
 #define AUDIT_ID_REFUSED "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
@@ -39,6 +40,8 @@ struct audit {
 	long duration_ms;
 	char sandbox[256];
 	struct jbuf write_paths;	/* agent mode: one path per line, each audit_text() */
+	struct jbuf files_in;	/* "SHA256 BYTES NAME" per line, never content */
+	struct jbuf files_out;	/* the same, or "- BYTES NAME (omitted: why)" */
 	char retry_count[16];
 };
 
@@ -53,6 +56,8 @@ void audit_text(char *out, size_t outlen, const char *v, size_t n);
 /* What the record says of a parsed request: the mode, the model, the
  * blocks and their languages, and the code's SHA-256 (never the code). */
 void audit_request(struct audit *a, const struct chat_request *r, const char *mode);
+/* The artifacts' names, sizes and SHA-256 (never their content). */
+void audit_files_out(struct audit *a, const struct sbx_artifacts *f);
 
 #define AUDIT_MAX_FIELDS 24
 

@@ -113,6 +113,8 @@ void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 		br->duration_ms, block_error(d, 0, msg, sizeof msg));
 	jbuf_puts(b, ",\"sandbox\":");
 	resp_sandbox(b, &res->layers);
+	if (d->files)
+		resp_files(b, d->files);
 	jbuf_puts(b, "}");
 }
 
@@ -156,7 +158,7 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 
 		jbuf_printf(b, "%s{\"from\":%zu,\"to\":%zu,\"bytes\":%llu,\"data_b64\":\"",
 			    i ? "," : "", i, i + 1, (unsigned long long)t->bytes);
-		dbg_base64(b, data, t->data.len);
+		jstr_base64(b, data, t->data.len);
 		jbuf_puts(b, "\",\"text\":");
 		jstr_escape(b, data, t->data.len);
 		jbuf_printf(b, ",\"truncated\":%s}",
@@ -164,35 +166,11 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 	}
 	jbuf_printf(b, "],\"max_tap_bytes\":%zu,\"sandbox\":", res->max_tap);
 	resp_sandbox(b, &res->layers);
+	if (d->files)
+		resp_files(b, d->files);
 	jbuf_puts(b, "}");
 }
 
-void dbg_base64(struct jbuf *b, const void *data, size_t n)
-{
-	static const char abc[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *s = data;
-	char out[4096];
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)s[i] << 16;
-
-		if (i + 1 < n)
-			v |= (unsigned)s[i + 1] << 8;
-		if (i + 2 < n)
-			v |= s[i + 2];
-		out[k++] = abc[v >> 18 & 63];
-		out[k++] = abc[v >> 12 & 63];
-		out[k++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
-		out[k++] = i + 2 < n ? abc[v & 63] : '=';
-		if (k + 4 > sizeof out) {
-			jbuf_append(b, out, k);
-			k = 0;
-		}
-	}
-	jbuf_append(b, out, k);
-}
 
 /* ---- the requests: a debug route's JSON body or query ---- */
 
@@ -290,6 +268,7 @@ int dbg_parse(const char *body, size_t len, const struct registry *reg,
 		    struct chat_request *r, size_t *ret_block, struct req_error *err)
 {
 	struct jbuf in = {0};
+	struct chat_request files = {0};
 	char *md = NULL, *bag = NULL;
 	size_t md_len = 0, bag_len = 0;
 	cJSON *root;
@@ -300,7 +279,9 @@ int dbg_parse(const char *body, size_t len, const struct registry *reg,
 	if (!(root = req_parse_object(body, len, err)))
 		return -1;
 	if (check_members(root, what, ret_block, err) < 0 ||
-	    (what != REQ_DEBUG_LIST && take_inputs(root, &in, &bag, &bag_len, err) < 0))
+	    (what != REQ_DEBUG_LIST && take_inputs(root, &in, &bag, &bag_len, err) < 0) ||
+	    (what != REQ_DEBUG_LIST &&
+	     req_take_files(cJSON_GetObjectItemCaseSensitive(root, "files"), lim, &files, err) < 0))
 		goto out;
 	/* the tree let go before the blocks are copied, so the two never
 	 * add up */
@@ -324,12 +305,18 @@ int dbg_parse(const char *body, size_t len, const struct registry *reg,
 	r->bag = bag;
 	r->bag_len = bag_len;
 	bag = NULL;
+	r->files = files.files;
+	r->nfiles = files.nfiles;
+	r->files_bytes = files.files_bytes;
+	files.files = NULL;
+	files.nfiles = 0;
 	if (what == REQ_DEBUG_BLOCK)
 		narrow(r, *ret_block);
 out:
 	free(md);
 	free(in.p);
 	free(bag);
+	req_free(&files);
 	cJSON_Delete(root);
 	return rc;
 }

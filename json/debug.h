@@ -46,14 +46,12 @@ struct dbg_run {
 	const struct chat_request *req;	/* run-block: narrowed to the one block */
 	const struct sbx_result *res;
 	size_t index;			/* run-block: the block's index in the body */
+	const struct sbx_artifacts *files;	/* /work/out after the run, or NULL */
 };
 
 /* {"object":"codellm.debug.block",…}: res ran exactly one block. */
 void dbg_block_result(struct jbuf *b, const struct dbg_run *d);
 /* {"object":"codellm.debug.pipeline",…, "blocks":[…], "edges":[…]} */
 void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d);
-
-/* Append data[0..n) as standard base64 with padding (RFC 4648 §4). */
-void dbg_base64(struct jbuf *b, const void *data, size_t n);
 
 #endif

@@ -218,3 +218,81 @@ int jstr_utf8_valid(const char *s, size_t n)
 {
 	return jstr_utf8_valid_len(s, n) == n;
 }
+
+void jstr_base64(struct jbuf *b, const void *data, size_t n)
+{
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = data;
+	char out[4096];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)s[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		out[k++] = abc[v >> 18 & 63];
+		out[k++] = abc[v >> 12 & 63];
+		out[k++] = i + 1 < n ? abc[v >> 6 & 63] : '=';
+		out[k++] = i + 2 < n ? abc[v & 63] : '=';
+		if (k + 4 > sizeof out) {
+			jbuf_append(b, out, k);
+			k = 0;
+		}
+	}
+	jbuf_append(b, out, k);
+}
+
+/* One base64 digit's value, or -1. */
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+long jstr_base64_decode(const char *s, size_t n, char **ret)
+{
+	size_t pad = 0, out_len, k = 0;
+	char *out;
+
+	*ret = NULL;
+	if (n % 4)
+		return -1;
+	while (pad < 2 && pad < n && s[n - 1 - pad] == '=')
+		pad++;
+	out_len = n / 4 * 3 - pad;
+	if (!(out = malloc(out_len + 1)))
+		return -2;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		unsigned w;
+
+		for (int j = 0; j < 4; j++) {
+			v[j] = i + (size_t)j >= n - pad ? 0 : b64_value((unsigned char)s[i + j]);
+			if (v[j] < 0) {
+				free(out);
+				return -1;
+			}
+		}
+		w = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+		/* the bits a padded end leaves over must be zero: one text,
+		 * one decoding */
+		if (i + 4 == n && ((pad == 1 && (w & 0xff)) || (pad == 2 && (w & 0xffff)))) {
+			free(out);
+			return -1;
+		}
+		for (int j = 0; j < 3 && k < out_len; j++)
+			out[k++] = (char)(w >> (16 - 8 * j));
+	}
+	out[out_len] = '\0';
+	*ret = out;
+	return (long)out_len;
+}

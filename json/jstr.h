@@ -41,4 +41,12 @@ int jstr_utf8_valid(const char *s, size_t n);
  * when there is none. */
 size_t jstr_utf8_valid_len(const char *s, size_t n);
 
+/* Base64 (RFC 4648, with padding) of data[0..n), appended to b. */
+void jstr_base64(struct jbuf *b, const void *data, size_t n);
+/* Strict base64 of s[0..n) decoded into a new NUL-terminated buffer:
+ * its length, -1 for text that is not base64 (a length not a multiple
+ * of 4, a byte outside the alphabet, misplaced padding, non-zero pad
+ * bits), -2 when memory ran out. */
+long jstr_base64_decode(const char *s, size_t n, char **ret);
+
 #endif

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json/fence.h"
 #include "json/jstr.h"
 #include "json/precheck.h"
 #include "json/request.h"
+#include "sandbox/result.h"
 
 __attribute__((format(printf, 5, 0)))
 static int vfail(struct req_error *err, int status, const char *code,
@@ -95,11 +97,201 @@ static int is_role(const char *r, const char *want)
 
 /* content: a string, an array of text parts (concatenated, nothing in
  * between), null or absent (empty). */
-static int msg_text(cJSON *content, size_t idx, struct msg *m,
+/* ---- files in user messages ---- */
+
+/* What the run's workdir may hold under a name a request chose: one
+ * path component, not hidden, no control byte, not a name the run
+ * itself uses (out/, the bag). */
+static const char *file_name_problem(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0)
+		return "is empty";
+	if (n > 255)
+		return "is longer than 255 bytes";
+	if (s[0] == '.')
+		return "starts with a dot";
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '/')
+			return "holds a '/' (a plain file name, no directory)";
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return "holds a control byte";
+	}
+	if (!jstr_utf8_valid(s, n))
+		return "is not valid UTF-8";
+	if (!strcmp(s, SBX_OUT_DIR))
+		return "is \"out\", the directory the run's artifacts go to";
+	if (!strcmp(s, SBX_BAG_NAME))
+		return "is the name of the fleet_input bag";
+	return NULL;
+}
+
+/* "data:[<type>][;param]*;base64,<data>": the type ("" when absent) and
+ * the data's span; -1 when s is no base64 data URL. */
+static int data_url(const char *s, char *type, size_t tlen, const char **data)
+{
+	const char *comma, *semi;
+
+	if (strncasecmp(s, "data:", 5))
+		return -1;
+	s += 5;
+	if (!(comma = strchr(s, ',')))
+		return -1;
+	if (comma - s < 7 || strncasecmp(comma - 7, ";base64", 7))
+		return -1;
+	semi = memchr(s, ';', (size_t)(comma - s));
+	snprintf(type, tlen, "%.*s", (int)(semi - s), s);
+	*data = comma + 1;
+	return 0;
+}
+
+/* image-N.<ext> for an image part without a name */
+static const char *image_ext(const char *type)
+{
+	static const char *const map[][2] = {
+		{ "image/png", "png" }, { "image/jpeg", "jpg" }, { "image/jpg", "jpg" },
+		{ "image/gif", "gif" }, { "image/webp", "webp" }, { "image/svg+xml", "svg" },
+		{ "image/bmp", "bmp" }, { "image/tiff", "tiff" },
+	};
+
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (!strcasecmp(type, map[i][0]))
+			return map[i][1];
+	return "bin";
+}
+
+struct file_ctx {
+	struct chat_request *r;
+	const struct req_limits *lim;
+	size_t images;		/* image parts so far, for image-N */
+};
+
+/* A "file" or "image_url" part of messages[idx].content[k] (the caller
+ * checked the type): decoded and appended to r->files, or a 400/413
+ * naming the part. */
+static int take_file_part(struct file_ctx *fc, const cJSON *part, int image,
+			  size_t idx, size_t k, struct req_error *err)
+{
+	const cJSON *obj = cJSON_GetObjectItemCaseSensitive(part, image ? "image_url" : "file");
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(obj, image ? "url" : "file_data");
+	const cJSON *fname = cJSON_GetObjectItemCaseSensitive(obj, "filename");
+	struct chat_request *r = fc->r;
+	char type[128], gen[64], *data = NULL;
+	const char *b64, *why, *name;
+	struct req_file *f;
+	char *copy;
+	long len;
+
+	if (!cJSON_IsObject(obj))
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: a %s part needs a \"%s\" object",
+			    idx, k, image ? "image_url" : "file", image ? "image_url" : "file");
+	if (!image && cJSON_GetObjectItemCaseSensitive(obj, "file_id"))
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: file_id references are not accepted: "
+			    "this server holds no files and fetches nothing; send the bytes "
+			    "as file_data (a base64 data URL)", idx, k);
+	if (!cJSON_IsString(url) || data_url(url->valuestring, type, sizeof type, &b64) < 0)
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: %s must be a base64 data URL "
+			    "(data:<type>;base64,...): this server holds no files and fetches "
+			    "nothing", idx, k, image ? "image_url.url" : "file.file_data");
+	if (fname && !cJSON_IsString(fname))
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: filename must be a string", idx, k);
+	if (!image && !fname)
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: a file part needs file.filename", idx, k);
+	fc->images += image;
+	if (fname) {
+		name = fname->valuestring;
+	} else {
+		snprintf(gen, sizeof gen, "image-%zu.%s", fc->images, image_ext(type));
+		name = gen;
+	}
+	if ((why = file_name_problem(name)))
+		return req_fail(err, 400, "invalid_file_name", "messages",
+			    "messages[%zu].content[%zu]: the file name \"%.64s\" %s",
+			    idx, k, name, why);
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (!strcmp(r->files[i].name, name))
+			return req_fail(err, 400, "invalid_file_name", "messages",
+				    "messages[%zu].content[%zu]: the file name \"%.64s\" is "
+				    "already taken by an earlier file part", idx, k, name);
+	if (r->nfiles >= fc->lim->max_files)
+		return req_fail(err, 413, "too_many_files", "messages",
+			    "messages[%zu].content[%zu] (\"%.64s\"): more than %zu file parts "
+			    "(--max-input-files)", idx, k, name, fc->lim->max_files);
+	/* the decoded size, known before decoding: over a bound is 413 */
+	len = (long)(strlen(b64) / 4 * 3);
+	if ((size_t)len > fc->lim->max_file_bytes + 2)
+		return req_fail(err, 413, "file_too_large", "messages",
+			    "messages[%zu].content[%zu]: the file \"%.64s\" is over %zu bytes "
+			    "(--max-input-file-bytes)", idx, k, name, fc->lim->max_file_bytes);
+	len = jstr_base64_decode(b64, strlen(b64), &data);
+	if (len == -2)
+		return req_oom(err);
+	if (len < 0)
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: the file \"%.64s\" is not valid base64",
+			    idx, k, name);
+	if ((size_t)len > fc->lim->max_file_bytes ||
+	    r->files_bytes + (size_t)len > fc->lim->max_files_bytes) {
+		int one = (size_t)len > fc->lim->max_file_bytes;
+
+		free(data);
+		return req_fail(err, 413, "file_too_large", "messages",
+			    "messages[%zu].content[%zu]: the file \"%.64s\" (%ld bytes) is over "
+			    "%zu bytes (%s)", idx, k, name, len,
+			    one ? fc->lim->max_file_bytes : fc->lim->max_files_bytes,
+			    one ? "--max-input-file-bytes" : "--max-input-bytes, all files together");
+	}
+	f = realloc(r->files, (r->nfiles + 1) * sizeof *f);
+	if (f)
+		r->files = f;
+	if (!f || !(copy = strdup(name))) {
+		free(data);
+		return req_oom(err);
+	}
+	r->files[r->nfiles++] = (struct req_file){ copy, data, (size_t)len };
+	r->files_bytes += (size_t)len;
+	return 0;
+}
+
+int req_take_files(const struct cJSON *parts, const struct req_limits *lim,
+		   struct chat_request *r, struct req_error *err)
+{
+	struct file_ctx fc = { .r = r, .lim = lim };
+	const cJSON *part;
+	size_t k = 0;
+
+	if (!parts || cJSON_IsNull(parts))
+		return 0;
+	if (!cJSON_IsArray(parts))
+		return req_fail(err, 400, "invalid_type", "files",
+			    "\"files\" must be an array of file or image_url parts");
+	cJSON_ArrayForEach(part, parts) {
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+		int image = cJSON_IsString(type) && !strcmp(type->valuestring, "image_url");
+
+		if (!image && !(cJSON_IsString(type) && !strcmp(type->valuestring, "file")))
+			return req_fail(err, 400, "invalid_type", "files",
+				    "files[%zu] must be a part of type \"file\" or \"image_url\"", k);
+		/* named as the parts of a message 0 would be */
+		if (take_file_part(&fc, part, image, 0, k, err) < 0)
+			return -1;
+		k++;
+	}
+	return 0;
+}
+
+static int msg_text(cJSON *content, size_t idx, struct msg *m, struct file_ctx *fc,
 		    struct req_error *err)
 {
 	struct jbuf b = {0};
 	const cJSON *part;
+	size_t parts = 0;
 
 	if (!content || cJSON_IsNull(content)) {
 		m->text = strdup("");
@@ -121,12 +313,29 @@ static int msg_text(cJSON *content, size_t idx, struct msg *m,
 	cJSON_ArrayForEach(part, content) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
 		const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+		size_t k = parts++;
+		int image;
 
+		if (cJSON_IsObject(part) && cJSON_IsString(type) &&
+		    ((image = !strcmp(type->valuestring, "image_url")) ||
+		     !strcmp(type->valuestring, "file"))) {
+			if (!fc || !is_role(m->role, "user")) {
+				jbuf_free(&b);
+				return req_fail(err, 400, "invalid_file", "messages",
+					    "messages[%zu].content[%zu]: file and image parts are "
+					    "accepted in user messages only", idx, k);
+			}
+			if (take_file_part(fc, part, image, idx, k, err) < 0) {
+				jbuf_free(&b);
+				return -1;
+			}
+			continue;
+		}
 		if (!cJSON_IsObject(part) || !cJSON_IsString(type) ||
 		    strcmp(type->valuestring, "text") || !cJSON_IsString(text)) {
 			jbuf_free(&b);
 			return req_fail(err, 400, "invalid_type", "messages",
-				    "messages[%zu].content: only parts of type \"text\" with a string \"text\" are accepted",
+				    "messages[%zu].content: only parts of type \"text\" with a string \"text\", \"file\" and \"image_url\" are accepted",
 				    idx);
 		}
 		jbuf_puts(&b, text->valuestring);
@@ -382,7 +591,7 @@ static int finish_of(const cJSON *m, const char *r, struct msg *x)
 }
 
 static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
-			  struct req_error *err)
+			  struct file_ctx *fc, struct req_error *err)
 {
 	static const char *const roles[] = {
 		"system", "developer", "user", "assistant", "tool", "function",
@@ -427,7 +636,7 @@ static int parse_messages(cJSON *arr, struct msg **ret, size_t *ret_n,
 		x->name = !cJSON_IsString(name) ? NULL :
 			  !strcmp(name->valuestring, "fleet_input") ? "fleet_input" :
 			  !strcmp(name->valuestring, "stdin") ? "stdin" : "";
-		if (msg_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, x, err) < 0)
+		if (msg_text(cJSON_GetObjectItemCaseSensitive(m, "content"), i, x, fc, err) < 0)
 			return -1;
 		if (finish_of(m, r, x) < 0)
 			return req_oom(err);
@@ -613,6 +822,7 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	cJSON *root = NULL;
 	struct msg *msgs = NULL;
 	size_t nmsgs = 0, code = 0;
+	struct file_ctx fc = { .r = r, .lim = lim };
 	int rc = -1;
 
 	memset(r, 0, sizeof *r);
@@ -622,7 +832,7 @@ int req_parse(const char *body, size_t len, const struct registry *reg,
 	if (parse_scalars(root, r, reg, err) < 0 ||
 	    parse_tools(cJSON_GetObjectItemCaseSensitive(root, "tools"), r, err) < 0 ||
 	    parse_messages(cJSON_GetObjectItemCaseSensitive(root, "messages"),
-			   &msgs, &nmsgs, err) < 0)
+			   &msgs, &nmsgs, &fc, err) < 0)
 		goto out;
 	/* everything needed is copied or taken out of the tree: let it go
 	 * before the blocks are copied, so the two never add up */
@@ -702,6 +912,11 @@ void req_free(struct chat_request *r)
 	free(r->stdin_data);
 	free(r->bag);
 	free(r->finish_answer);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		free(r->files[i].name);
+		free(r->files[i].data);
+	}
+	free(r->files);
 	memset(r, 0, sizeof *r);
 }
 

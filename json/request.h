@@ -19,6 +19,19 @@
 struct req_limits {
 	size_t max_blocks;	/* --max-blocks: runnable blocks, more is 400 */
 	size_t max_skipped;	/* --max-skipped-fences: skipped fences listed */
+	size_t max_files;	/* --max-input-files: file parts, more is 413 */
+	size_t max_file_bytes;	/* --max-input-file-bytes: one file, decoded */
+	size_t max_files_bytes;	/* --max-input-bytes: all files, decoded */
+};
+
+/* A file a user message carried (a "file" part, or an "image_url" part
+ * with a data URL), decoded: written into the run's workdir under its
+ * name before the first block starts. */
+struct req_file {
+	char *name;		/* a plain name: no '/', not "..", no control
+				 * byte, no leading dot */
+	char *data;		/* the bytes (a NUL after them) */
+	size_t len;
 };
 
 struct req_block {
@@ -60,6 +73,9 @@ struct chat_request {
 	size_t stdin_len;
 	char *bag;			/* fleet_input, NULL when absent */
 	size_t bag_len;
+	struct req_file *files;		/* file parts of user messages, in order */
+	size_t nfiles;
+	size_t files_bytes;		/* their decoded bytes together */
 };
 
 struct req_error {
@@ -70,6 +86,13 @@ struct req_error {
 	const char *param;		/* may be NULL */
 	char message[512];
 };
+
+struct cJSON;
+/* The files of a bare array of "file" and "image_url" parts (the debug
+ * routes' "files"), checked and bounded as a user message's are and
+ * appended to r->files. 0, or -1 with *err filled. */
+int req_take_files(const struct cJSON *parts, const struct req_limits *lim,
+		   struct chat_request *r, struct req_error *err);
 
 /* Parse and validate body[0..len). Returns 0 and fills *ret, or -1 and
  * fills *err. The registry decides which labels run and which are

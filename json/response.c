@@ -1,8 +1,10 @@
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "json/response.h"
+#include "json/sha256.h"
 
 static void str(struct jbuf *b, const char *s)
 {
@@ -127,6 +129,61 @@ static void block_stderr(struct jbuf *b, const struct sbx_block_result *br)
 	jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
 }
 
+/* The type an artifact's name suggests, by its extension. */
+static const char *mime_of(const char *name)
+{
+	static const char *const map[][2] = {
+		{ "png", "image/png" }, { "jpg", "image/jpeg" }, { "jpeg", "image/jpeg" },
+		{ "gif", "image/gif" }, { "webp", "image/webp" }, { "svg", "image/svg+xml" },
+		{ "bmp", "image/bmp" }, { "tif", "image/tiff" }, { "tiff", "image/tiff" },
+		{ "pdf", "application/pdf" }, { "json", "application/json" },
+		{ "csv", "text/csv" }, { "tsv", "text/tab-separated-values" },
+		{ "txt", "text/plain" }, { "md", "text/markdown" }, { "html", "text/html" },
+		{ "htm", "text/html" }, { "xml", "application/xml" }, { "zip", "application/zip" },
+		{ "gz", "application/gzip" }, { "tar", "application/x-tar" },
+		{ "parquet", "application/vnd.apache.parquet" },
+		{ "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
+		{ "wav", "audio/wav" }, { "mp3", "audio/mpeg" }, { "mp4", "video/mp4" },
+	};
+	const char *dot = strrchr(name, '.'), *slash = strrchr(name, '/');
+
+	if (dot && (!slash || dot > slash + 1))
+		for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+			if (!strcasecmp(dot + 1, map[i][0]))
+				return map[i][1];
+	return "application/octet-stream";
+}
+
+void resp_files(struct jbuf *b, const struct sbx_artifacts *f)
+{
+	if (!f->n && !f->truncated)
+		return;
+	jbuf_puts(b, ",\"files\":[");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct sbx_artifact *a = &f->v[i];
+
+		jbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+		jstr_escape(b, a->name, strlen(a->name));
+		jbuf_printf(b, ",\"bytes\":%llu,\"mime\":\"%s\"", (unsigned long long)a->bytes,
+			    mime_of(a->name));
+		if (a->data) {
+			char hex[65];
+
+			sha256_hex(a->data, a->len, hex);
+			jbuf_printf(b, ",\"sha256\":\"%s\",\"data_b64\":\"", hex);
+			jstr_base64(b, a->data, a->len);
+			jbuf_puts(b, "\"}");
+		} else {
+			jbuf_puts(b, ",\"omitted\":");
+			str(b, a->omitted ? a->omitted : "unreadable");
+			jbuf_puts(b, "}");
+		}
+	}
+	jbuf_puts(b, "]");
+	if (f->truncated)
+		jbuf_printf(b, ",\"files_truncated\":%zu", f->truncated);
+}
+
 void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 {
 	const struct sbx_result *res = rr->res;
@@ -165,6 +222,8 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 	resp_skipped_fences(b, r);
 	if (rr->changes >= 0)
 		jbuf_printf(b, ",\"changes\":%ld", rr->changes);
+	if (rr->files)
+		resp_files(b, rr->files);
 	if (!res)
 		jbuf_puts(b, ",\"rerun_guard\":true");
 	else if (res->end == SBX_END_SIGNAL)

@@ -28,7 +28,13 @@ struct resp_run {
 	long changes;			/* agent mode: changes mapped, or -1 */
 	const char *text;		/* content when nothing ran (res NULL): the
 					 * finish answer of a follow-up turn, or NULL */
+	const struct sbx_artifacts *files;	/* /work/out after the run, or NULL */
 };
+
+/* ,"files":[{"name","bytes","mime","sha256","data_b64"} or
+ * {"name","bytes","mime","omitted"}…] and ,"files_truncated":K when
+ * more were only counted; nothing when there is none. */
+void resp_files(struct jbuf *b, const struct sbx_artifacts *f);
 
 /* The "sandbox" object: {"mode","layers":[…],"missing":[…],"net"}. */
 void resp_sandbox(struct jbuf *b, const struct sbx_layers *l);

@@ -31,7 +31,6 @@ int sbx_layer_from_name(const char *name, size_t len);
 #define SBX_IN_CODE "/code"
 #define SBX_IN_TMP "/tmp"
 #define SBX_IN_SHM "/dev/shm"
-#define SBX_BAG_NAME "fleet_input.json"
 
 /* RLIMIT_CPU of a block process. Soft: the run's wall timeout rounded
  * up plus SBX_CPU_MARGIN_S, or cpu_s rounded up when that is less. A

@@ -10,6 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The run's own names in the workdir: the fleet_input bag, and the
+ * directory whose files come back as artifacts. */
+#define SBX_BAG_NAME "fleet_input.json"
+#define SBX_OUT_DIR "out"
+
 enum sbx_mode {
 	SBX_NATIVE,
 	SBX_BESTEFFORT,
@@ -61,6 +66,25 @@ struct sbx_capture {
 	size_t size;		/* allocated */
 	uint64_t lost;
 	int oom;		/* sticky: memory ran out, bytes were lost */
+};
+
+/* A file the blocks left under /work/out, as the answer carries it
+ * (sandbox/artifacts.c reads them). */
+struct sbx_artifact {
+	char *name;		/* "out/...", as the blocks named it */
+	char *data;		/* its bytes, NULL when omitted */
+	size_t len;
+	uint64_t bytes;		/* its size (0 for what is no regular file) */
+	const char *omitted;	/* NULL, or why there is no data */
+};
+
+/* At most this many entries are listed; the rest are only counted. */
+#define SBX_ARTIFACTS_LISTED 1024
+
+struct sbx_artifacts {
+	struct sbx_artifact *v;	/* in name order (bytewise) */
+	size_t n;
+	size_t truncated;	/* entries past SBX_ARTIFACTS_LISTED */
 };
 
 struct sbx_block_result {

@@ -33,6 +33,19 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 int sbx_run_add_file(struct sbx_run *run, const char *name, const void *data,
 		     size_t len);
 int sbx_run_add_bag(struct sbx_run *run, const void *data, size_t len);
+/* A request's file, written into the workdir as the blocks' own (their
+ * uid, mode 0644) under a name the request parser checked; O_EXCL. */
+int sbx_run_add_input(struct sbx_run *run, const char *name, const void *data,
+		      size_t len);
+/* The empty /work/out, the blocks' own, made before any block starts. */
+int sbx_run_make_out(struct sbx_run *run);
+/* After every block has ended: what /work/out holds, read safely from
+ * outside (sandbox/artifacts.c). The first max_count entries in name
+ * order carry their data while max_bytes lasts; the others say why
+ * not. 0, or -errno (ENOMEM). Free with sbx_artifacts_free. */
+int sbx_run_artifacts(const struct sbx_run *run, size_t max_count, size_t max_bytes,
+		      struct sbx_artifacts *ret);
+void sbx_artifacts_free(struct sbx_artifacts *a);
 /* Remove the run's directory and free what prepare made. */
 int sbx_run_finish(struct sbx_run *run);
 /* The layers the run had, as its answer reports them; missing_now is

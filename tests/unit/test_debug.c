@@ -31,7 +31,7 @@ static void test_base64(void)
 		struct jbuf b = {0};
 		const char *in = guard_copy(&g, rows[i].in, strlen(rows[i].in));
 
-		dbg_base64(&b, in, strlen(rows[i].in));
+		jstr_base64(&b, in, strlen(rows[i].in));
 		tap_ok(b.len == strlen(rows[i].out) && !memcmp(b.p ? b.p : "", rows[i].out, b.len),
 		       "base64 of \"%s\" is \"%s\"", rows[i].in[0] == '\xff' || rows[i].in[0] == '\xfb' ?
 		       "(binary)" : rows[i].in, rows[i].out);
@@ -48,7 +48,7 @@ static void test_base64(void)
 
 		for (size_t i = 0; i < n; i++)
 			src[i] = (unsigned char)(i * 7 + i / 256);
-		dbg_base64(&b, src, n);
+		jstr_base64(&b, src, n);
 		tap_ok(b.len == (n + 2) / 3 * 4, "base64 of %zu bytes has %zu characters", n,
 		       (n + 2) / 3 * 4);
 		for (size_t i = 0; i + 3 < b.len + 3 && i < b.len; i += 4) {
