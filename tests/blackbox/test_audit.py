@@ -6,6 +6,7 @@ or code, read back from a private systemd-journald.
 The test re-runs itself inside `unshare -m` with a tmpfs on /run, so the
 journald it starts and everything it writes vanish with the namespace
 (on these machines /run is on disk and shared)."""
+import base64
 import hashlib
 import json
 import os
@@ -105,6 +106,23 @@ try:
         t.ok(KEY not in blob and "wrong-key" not in blob, "no record holds the key or a presented bearer")
         t.ok("c0de-not-in-journal" not in blob, "no record holds the code")
         t.ok(health.status == 200, "/healthz still answers")
+    # ---- files in and out: names, sizes and digests, never content (issue 16)
+    with Server("--timeout", "30") as s:
+        secret = b"never-in-the-journal-" + os.urandom(8).hex().encode()
+        part = {"type": "file", "file": {"filename": "in.txt", "file_data":
+                "data:text/plain;base64," + base64.b64encode(secret).decode()}}
+        r = s.chat({"model": "codellm", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": block("bash", "cp in.txt out/copy.txt; ln -s /etc out/l")}, part]}]})
+        digest = hashlib.sha256(secret).hexdigest()
+        rid = field(r, "id")
+        recs = by_id(records(until=lambda rs: any(x.get("CODELLM_REQUEST_ID") == rid for x in rs)), rid)
+        rec = recs[0] if recs else {}
+        t.eq((rec.get("CODELLM_FILES_IN"), rec.get("CODELLM_FILES_OUT")),
+             ("%s %d in.txt" % (digest, len(secret)),
+              "%s %d out/copy.txt\n- 0 out/l (omitted: a symbolic link)" % (digest, len(secret))),
+             "files in and out: one line each, sha256, size and name")
+        t.ok(recs and not any(secret.decode() in str(v) for v in rec.values()),
+             "… and never their content")
 finally:
     if journald is not None:
         journald.terminate()

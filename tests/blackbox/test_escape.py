@@ -17,6 +17,7 @@ Run it with CODELLM_MUST_SANDBOX=1 so that a case this host cannot run
 counts as a failure, never as a silent pass.
 """
 import atexit
+import base64
 import concurrent.futures
 import json
 import re
@@ -1446,8 +1447,8 @@ host_ok = os.stat("/etc/passwd") == HOST_PASSWD and (
     HOST_SHADOW is None or os.stat("/etc/shadow") == HOST_SHADOW)
 r7b = MAIN.run(pyblock("R['work'] = sorted(os.listdir('/work'))\nR['mode'] = oct(os.stat('/work').st_mode & 0o777)"))
 W7 = jcontent(r7b) or {}
-case(r7b, W7.get("work") == [] and W7.get("mode") == "0o700" and host_ok,
-     "[7 files] the next run's /work is empty (0700) and host /etc/passwd, /etc/shadow are unchanged",
+case(r7b, W7.get("work") == ["out"] and W7.get("mode") == "0o700" and host_ok,
+     "[7 files] the next run's /work holds only its empty out/ (0700) and host /etc/passwd, /etc/shadow are unchanged",
      (W7, host_ok))
 case(r7b, MAIN.leftovers() == [] and LIM.leftovers() == [],
      "[7 files] no run directory left in the servers' TMPDIR", (MAIN.leftovers(), LIM.leftovers()))
@@ -1481,6 +1482,59 @@ case(r7d, F7.get("path") == "/work/fleet_input.json" and F7.get("before") == bag
      {k: F7.get(k) for k in ("path", "before", "after") + BW})
 case(r7c, content(r7c) == bag + "\n",
      "[7 files] after block 0 attacked the bag, block 1 of the same run reads it intact", content(r7c))
+
+# the artifacts: after the run the handler reads /work/out from outside;
+# what the code planted there must not make it read anything else or block
+out_code = r"""
+import base64
+open("input.txt", "w").write("in")
+os.makedirs("out/sub", exist_ok=True)
+os.symlink("/etc/shadow", "out/shadow")
+os.symlink("/proc/self/root/etc/passwd", "out/proc-passwd")
+os.symlink("/etc", "out/etc-dir")
+os.symlink("../input.txt", "out/sub/up")
+os.mkfifo("out/fifo")
+os.link("input.txt", "out/hard")
+s = socket.socket(socket.AF_UNIX); s.bind("out/sock")
+with open("out/sparse", "wb") as f:
+    f.truncate(1 << 33)
+open("out/ok.txt", "w").write("fine")
+open("out/locked", "w").write("own file")
+os.chmod("out/locked", 0)
+R['planted'] = sorted(os.listdir("out"))
+"""
+t0 = time.time()
+r7e = MAIN.run(pyblock(out_code))
+el7 = time.time() - t0
+F7E = {f.get("name"): f for f in (field(r7e, "codellm", "files") or [])}
+def omitted(name):
+    return (F7E.get(name) or {}).get("omitted")
+case(r7e, sorted(F7E) == ["out/etc-dir", "out/fifo", "out/hard", "out/locked", "out/ok.txt",
+                          "out/proc-passwd", "out/shadow", "out/sock", "out/sparse", "out/sub/up"]
+     and el7 < 60,
+     "[7 files] /work/out planted with symlinks, a FIFO, a socket, a hard link and an 8 GiB sparse file: "
+     "the answer arrives and lists each", (sorted(F7E), el7))
+case(r7e, all(omitted(n) == "a symbolic link" for n in ("out/shadow", "out/proc-passwd", "out/etc-dir", "out/sub/up"))
+     and all("data_b64" not in F7E.get(n, {}) for n in ("out/shadow", "out/proc-passwd", "out/etc-dir", "out/sub/up")),
+     "[7 files] a symlink in out/ (to /etc/shadow, through /proc/self/root, to a directory, up the tree) is never followed",
+     {n: F7E.get(n) for n in ("out/shadow", "out/proc-passwd", "out/etc-dir", "out/sub/up")})
+case(r7e, omitted("out/fifo") == "not a regular file" and omitted("out/sock") == "not a regular file",
+     "[7 files] a FIFO and a socket in out/ are listed, never opened (the answer did not wait on the FIFO)",
+     (F7E.get("out/fifo"), F7E.get("out/sock")))
+case(r7e, (omitted("out/hard") or "").startswith("a hard link"),
+     "[7 files] a hard link in out/ (to a file outside it) is refused", F7E.get("out/hard"))
+case(r7e, omitted("out/sparse") == "over --max-artifact-bytes" and (F7E.get("out/sparse") or {}).get("bytes") == 1 << 33,
+     "[7 files] an 8 GiB sparse file is listed with its size, never read", F7E.get("out/sparse"))
+case(r7e, base64.b64decode((F7E.get("out/ok.txt") or {}).get("data_b64", "")) == b"fine"
+     and base64.b64decode((F7E.get("out/locked") or {}).get("data_b64", "")) == b"own file",
+     "[7 files] the run's own regular files come back (a chmod 000 one too)",
+     (F7E.get("out/ok.txt"), F7E.get("out/locked")))
+r7f = MAIN.run(pyblock('import shutil\nshutil.rmtree("out")\nos.symlink("/etc", "out")\nR["out"] = os.readlink("out")'))
+case(r7f, r7f.status == 200 and field(r7f, "codellm", "files") is None,
+     "[7 files] out/ replaced by a symlink to /etc: nothing is read through it", field(r7f, "codellm"))
+r7g = MAIN.run(pyblock('import shutil\nshutil.rmtree("out")\nos.mkfifo("out")\nR["out"] = "fifo"'))
+case(r7g, r7g.status == 200 and field(r7g, "codellm", "files") is None,
+     "[7 files] out/ replaced by a FIFO: the answer arrives, nothing listed", field(r7g, "codellm"))
 
 
 # ======================================================================================
