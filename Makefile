@@ -42,7 +42,7 @@ PORT ?= 8089
 DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
 DEPS_RUN := python3 nodejs ruby php-cli perl bash iproute2
 # Packages `make check` needs on top.
-DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
+DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 python3-matplotlib mandoc curl iproute2 procps psmisc clang systemd-container \
 	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2
 
 .PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \

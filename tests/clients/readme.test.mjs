@@ -100,6 +100,25 @@ test('the README\'s Python example is valid Python sending the same requests as 
   assert.deepEqual(py.api_key, [k[1]], 'the key from the same variable');
 });
 
+const FILES_EXAMPLE = path.join(HERE, 'readme-files-example.mjs');
+
+test('README.md\'s files example is tests/clients/readme-files-example.mjs, byte for byte', () => {
+  assert.equal(snippet('### Files in, artifacts out', 'js'), fs.readFileSync(FILES_EXAMPLE, 'utf8'));
+});
+
+test('the files example sends a CSV, and saves the chart the block drew: a 400x300 PNG', async () => {
+  const dir = fs.mkdtempSync(path.join(s.tmp, 'files-example-'));
+  const { stdout } = await run(process.execPath, [FILES_EXAMPLE], {
+    cwd: dir, timeout: 120000,
+    env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY: s.key },
+  });
+  assert.equal(stdout, '4 months\n\nout/chart.png image/png\n');
+  const png = fs.readFileSync(path.join(dir, 'chart.png'));
+  assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'the PNG signature');
+  assert.equal(png.subarray(12, 16).toString('latin1'), 'IHDR');
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [400, 300], 'figsize 4x3 at 100 dpi');
+});
+
 test('the server stops cleanly', async () => {
   await s.stop();
 });
