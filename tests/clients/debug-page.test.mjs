@@ -2,10 +2,12 @@
 // Chromium through playwright-core, against the real handler (default
 // --sandbox native): parse a three-block pipeline, run it block by block
 // with the pipe between blocks carried and edited in the page, run it all
-// and see every tapped edge, a wrong key's 401 in #error — and the page
-// asks nothing of any other origin. Leaves screenshots in tests/out/
-// (or $CODELLM_TEST_OUT): debug-page.png after the stepping,
-// debug-page-run-all.png after run all; TAP diagnostics name them.
+// and see every tapped edge, a wrong key's 401 in #error, pick a file that
+// a block reads and see what it left in out/ (an image, a download) — and
+// the page asks nothing of any other origin. Leaves screenshots in
+// tests/out/ (or $CODELLM_TEST_OUT): debug-page.png after the stepping,
+// debug-page-run-all.png after run all, debug-page-files.png after the
+// files; TAP diagnostics name them.
 // A missing chromium fails every test (make deps-check installs it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -204,6 +206,113 @@ test('a wrong key: the server\'s 401 message is shown in #error', async () => {
   await page.fill('#key', KEY);
   await doing('/debug/run-block', () => page.click(`${card(0)} .run`));
   assert.equal(await text('#error'), '');
+});
+
+// Files in, artifacts out: the block prints the picked file and leaves in
+// out/ a 1x1 PNG (written byte by byte: no matplotlib), a CSV, an SVG (a
+// document: offered, never rendered) and a symlink (listed as omitted).
+const PICKED = 'picked: 3 pears\n';
+const CSV = 'fruit,count\npear,3\n';
+const FILES_CODE = [
+  'import os, struct, zlib',
+  'print(open("notes.txt").read(), end="")',
+  'def chunk(kind, data):',
+  '    return (struct.pack(">I", len(data)) + kind + data +',
+  '            struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))',
+  'png = (b"\\x89PNG\\r\\n\\x1a\\n" +',
+  '       chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)) +',
+  '       chunk(b"IDAT", zlib.compress(b"\\x00\\xc8\\x32\\x32")) + chunk(b"IEND", b""))',
+  'os.makedirs("out", exist_ok=True)',
+  'open("out/plot.png", "wb").write(png)',
+  `open("out/data.csv", "w").write(${JSON.stringify(CSV)})`,
+  'open("out/logo.svg", "w").write(\'<svg xmlns="http://www.w3.org/2000/svg"/>\')',
+  'os.symlink("data.csv", "out/link.csv")',
+].join('\n');
+const FILES_BODY = '# files in, artifacts out\n\n' + block('python', FILES_CODE);
+
+/** The artifacts shown in `box`: the image, the CSV's link, the names. */
+async function artifactsIn(box) {
+  const img = page.locator(`${box} .artifact img`);
+  assert.equal(await img.count(), 1, 'one image shown');
+  assert.match(await img.getAttribute('src'), /^data:image\/png;base64,/);
+  // it is a PNG the browser decoded: 1x1
+  await page.waitForFunction((sel) => {
+    const i = document.querySelector(sel);
+    return i && i.complete && i.naturalWidth === 1 && i.naturalHeight === 1;
+  }, `${box} .artifact img`);
+  const link = page.locator(`${box} .artifact a[download="data.csv"]`);
+  assert.equal(await link.count(), 1, 'a download link for out/data.csv');
+  assert.equal(await link.textContent(), 'out/data.csv');
+  const href = await link.getAttribute('href');
+  assert.match(href, /^data:text\/csv;base64,/);
+  assert.equal(Buffer.from(href.slice(href.indexOf(',') + 1), 'base64').toString(), CSV);
+  const items = await page.locator(`${box} .artifact`).allTextContents();
+  assert.ok(items.some((t) => t.startsWith('out/plot.png · ') && / · image\/png$/.test(t)), items.join(' | '));
+  assert.ok(items.some((t) => t === `out/data.csv · ${CSV.length} bytes · text/csv`), items.join(' | '));
+  // the SVG: a download link, no image
+  const svg = page.locator(`${box} .artifact a[download="logo.svg"]`);
+  assert.equal(await svg.count(), 1);
+  assert.match(await svg.getAttribute('href'), /^data:image\/svg\+xml;base64,/);
+  // the symlink: named, with the server's reason, no link
+  const omitted = page.locator(`${box} .artifact.is-omitted`);
+  assert.equal(await omitted.count(), 1);
+  assert.match(await omitted.textContent(), /^out\/link\.csv · .*not returned: \S/);
+  assert.equal(await omitted.locator('a, img').count(), 0);
+  return link;
+}
+
+test('files: a picked file reaches the block; its out/ comes back as an image and a download', async (t) => {
+  await page.fill('#body', FILES_BODY);
+  await doing('/debug/blocks', () => page.click('#parse'));
+  assert.equal(await page.locator('#blocks .block').count(), 1);
+  await page.setInputFiles('#files', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(PICKED) });
+  assert.equal(await text('#files-status'), `1 file, ${PICKED.length} bytes: notes.txt`);
+
+  const r = await doing('/debug/run-block', () => page.click(`${card(0)} .run`));
+  assert.equal(await text('#error'), '');
+  const sent = r.request().postDataJSON();
+  assert.deepEqual(sent.files, [{ type: 'file', file: {
+    filename: 'notes.txt', file_data: 'data:text/plain;base64,' + Buffer.from(PICKED).toString('base64') } }]);
+  assert.equal(await text(`${card(0)} .stdout`), PICKED, 'the block read the picked file');
+  assert.match(await text(`${card(0)} .status`), /^exit 0 · ok · \d+ ms$/);
+  const answer = await r.json();
+  assert.deepEqual(answer.files.map((f) => f.name).sort(),
+    ['out/data.csv', 'out/link.csv', 'out/logo.svg', 'out/plot.png']);
+  const link = await artifactsIn(card(0));
+  assert.ok(await page.locator(`${card(0)} .artifacts`).isVisible());
+
+  // the link downloads under the CSP (a data: URL navigates nothing)
+  const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+  assert.equal(download.suggestedFilename(), 'data.csv');
+  assert.equal(fs.readFileSync(await download.path(), 'utf8'), CSV);
+
+  // run all sends the files too; the run's out/ is shown below the blocks
+  const all = await doing('/debug/run-pipeline', () => page.click('#run-all'));
+  assert.equal(await text('#error'), '');
+  assert.equal(all.request().postDataJSON().files[0].file.filename, 'notes.txt');
+  assert.equal(await text(`${card(0)} .stdout`), PICKED);
+  await artifactsIn('#run-files');
+  assert.equal(await page.locator(`${card(0)} .artifact`).count(), 0, 'the block-alone files are cleared');
+
+  const shot = path.join(OUT, 'debug-page-files.png');
+  await page.screenshot({ path: shot, fullPage: true, animations: 'disabled' });
+  t.diagnostic(`screenshot: ${shot}`);
+});
+
+test('files: a name the server refuses comes back in #error; cleared, runs go on', async () => {
+  await page.setInputFiles('#files', { name: '.env', mimeType: 'text/plain', buffer: Buffer.from('x') });
+  await doing('/debug/run-block', () => page.click(`${card(0)} .run`));
+  assert.match(await text('#error'), /^HTTP 400 invalid_file_name: .*"\.env"/);
+  assert.match(await text(`${card(0)} .status`), /not run/);
+
+  await page.click('#files-clear');
+  assert.equal(await text('#files-status'), 'no file picked');
+  await doing('/debug/run-block', () => page.click(`${card(0)} .run`));
+  assert.equal(await text('#error'), '');
+  // no notes.txt this time: the block fails, the page says so
+  assert.match(await text(`${card(0)} .stderr`), /FileNotFoundError: .*notes\.txt/);
+  assert.match(await text(`${card(0)} .status`), /^exit 1 · failed/);
+  assert.equal(await page.locator(`${card(0)} .artifact`).count(), 0, 'a run without out/ files shows none');
 });
 
 test('the page asked nothing of any other origin and ran clean under the CSP', () => {
