@@ -35,7 +35,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct registry reg;
-static const struct req_limits lim = { .max_blocks = MAX_BLOCKS, .max_skipped = 4 };
+static const struct req_limits lim = {
+	.max_blocks = MAX_BLOCKS, .max_skipped = 4,
+	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
+};
 static int reg_ready;
 
 static void check_text(const char *p, size_t len, size_t size)
@@ -54,13 +57,16 @@ static void parse(const char *in, size_t n, enum req_debug what)
 
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {
-		CHECK(e.status == 400 || e.status == 403 || e.status == 503);
+		CHECK(e.status == 400 || e.status == 403 || e.status == 413 || e.status == 503);
 		CHECK((e.status == 503) == (e.code && !strcmp(e.code, "server_overloaded")));
 		CHECK(e.type && e.message[0]);
 		CHECK(r.blocks == NULL && r.nblocks == 0 && r.code_text == NULL &&
-		      r.stdin_data == NULL && r.bag == NULL && r.skipped == NULL);
+		      r.stdin_data == NULL && r.bag == NULL && r.skipped == NULL &&
+		      r.files == NULL && r.nfiles == 0);
 		return;
 	}
+	CHECK(r.nfiles <= lim.max_files && r.files_bytes <= lim.max_files_bytes);
+	CHECK(what != REQ_DEBUG_LIST || r.nfiles == 0);
 	CHECK(r.nblocks <= MAX_BLOCKS);
 	CHECK(what == REQ_DEBUG_LIST || r.nblocks >= 1);
 	if (what == REQ_DEBUG_BLOCK)

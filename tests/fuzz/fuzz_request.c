@@ -37,7 +37,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct registry reg;
-static const struct req_limits lim = { .max_blocks = MAX_BLOCKS, .max_skipped = MAX_SKIPPED };
+static const struct req_limits lim = {
+	.max_blocks = MAX_BLOCKS, .max_skipped = MAX_SKIPPED,
+	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
+};
 static int reg_ready;
 
 static int in_registry(const struct interp *it)
@@ -97,11 +100,32 @@ static void check_ok(const struct chat_request *r, size_t size)
 		CHECK(r->tools[i] && r->tools[i][0]);
 	CHECK(r->stream == 0 || r->stream == 1);
 	CHECK(r->agent == 0 || r->agent == 1);
+	/* files: within every bound, plain unique names */
+	{
+		size_t total = 0;
+
+		CHECK(r->nfiles <= lim.max_files && (r->nfiles == 0) == (r->files == NULL));
+		for (size_t i = 0; i < r->nfiles; i++) {
+			const char *n = r->files[i].name;
+			size_t nl = strlen(n);
+
+			CHECK(nl > 0 && nl <= 255 && n[0] != '.' && !strchr(n, '/') &&
+			      strcmp(n, "out") && jstr_utf8_valid(n, nl));
+			for (size_t k = 0; k < nl; k++)
+				CHECK((unsigned char)n[k] >= 0x20 && n[k] != 0x7f);
+			for (size_t k = 0; k < i; k++)
+				CHECK(strcmp(n, r->files[k].name));
+			CHECK(r->files[i].data && r->files[i].len <= lim.max_file_bytes &&
+			      r->files[i].data[r->files[i].len] == '\0');
+			total += r->files[i].len;
+		}
+		CHECK(total == r->files_bytes && total <= lim.max_files_bytes);
+	}
 }
 
 static void check_fail(const struct chat_request *r, const struct req_error *e)
 {
-	CHECK(e->status == 400 || e->status == 403 || e->status == 503);
+	CHECK(e->status == 400 || e->status == 403 || e->status == 413 || e->status == 503);
 	/* 503 is memory running out, never the input's fault */
 	CHECK((e->status == 503) == (e->code && !strcmp(e->code, "server_overloaded")));
 	CHECK(e->type != NULL);
@@ -111,7 +135,8 @@ static void check_fail(const struct chat_request *r, const struct req_error *e)
 		CHECK(e->code != NULL);
 	CHECK(r->blocks == NULL && r->nblocks == 0 && r->model == NULL &&
 	      r->stdin_data == NULL && r->bag == NULL && r->tools == NULL &&
-	      r->code_text == NULL && r->skipped == NULL);
+	      r->code_text == NULL && r->skipped == NULL && r->files == NULL &&
+	      r->nfiles == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
