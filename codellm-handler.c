@@ -455,18 +455,19 @@ struct route {
 	const char *allow;	/* its methods, as a 405's Allow header says them */
 	unsigned flags;
 	int (*serve)(struct ctx *x);
+	const char *face;	/* the journal's CODELLM_FACE */
 };
 
 static const struct route routes[] = {
-	{ "/",                    "GET",       RT_DEBUG,          route_page },
-	{ "/debug/blocks",        "GET, POST", RT_DEBUG,          route_debug_blocks },
-	{ "/debug/run-block",     "POST",      RT_DEBUG | RT_KEY, route_debug_run_block },
-	{ "/debug/run-pipeline",  "POST",      RT_DEBUG | RT_KEY, route_debug_run_pipeline },
-	{ "/healthz",             "GET",       RT_QUIET,          route_healthz },
-	{ "/health",              "GET",       RT_QUIET,          route_healthz },
-	{ "/v1/models",           "GET",       RT_KEY,            route_model_list },
-	{ "/v1/models/*",         "GET",       RT_KEY,            route_model },
-	{ "/v1/chat/completions", "POST",      RT_KEY,            route_chat },
+	{ "/",                    "GET",       RT_DEBUG,          route_page,               "debug" },
+	{ "/debug/blocks",        "GET, POST", RT_DEBUG,          route_debug_blocks,       "debug" },
+	{ "/debug/run-block",     "POST",      RT_DEBUG | RT_KEY, route_debug_run_block,    "debug" },
+	{ "/debug/run-pipeline",  "POST",      RT_DEBUG | RT_KEY, route_debug_run_pipeline, "debug" },
+	{ "/healthz",             "GET",       RT_QUIET,          route_healthz,            "health" },
+	{ "/health",              "GET",       RT_QUIET,          route_healthz,            "health" },
+	{ "/v1/models",           "GET",       RT_KEY,            route_model_list,         "models" },
+	{ "/v1/models/*",         "GET",       RT_KEY,            route_model,              "models" },
+	{ "/v1/chat/completions", "POST",      RT_KEY,            route_chat,               "chat" },
 };
 
 static int path_matches(const char *pattern, const char *path)
@@ -510,6 +511,7 @@ static int route_request(struct ctx *x)
 			return -1;
 		}
 		x->route = rt;
+		x->au.face = rt->face;
 		return 0;
 	}
 	refuse(x, REF_NOT_FOUND, NULL, "no route for %.200s", x->path);

@@ -142,6 +142,8 @@ void audit_fields(const struct audit *a, struct audit_fields *ret)
 	add(f, "CODELLM_REQUEST_ID=%s", a->request_id ? a->request_id : "");
 	add(f, "CODELLM_PEER=%s", a->peer ? a->peer : "unknown");
 	add(f, "CODELLM_ROUTE=%s", a->route);
+	if (a->face)
+		add(f, "CODELLM_FACE=%s", a->face);
 	add(f, "CODELLM_STATUS=%d", a->status);
 	if (a->mode)
 		add(f, "CODELLM_MODE=%s", a->mode);

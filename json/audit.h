@@ -30,6 +30,8 @@ struct audit {
 	char route[192];	/* "POST /v1/chat/completions", audit_text() */
 	int status;
 	const char *mode;	/* "run" / "agent", NULL when unknown */
+	const char *face;	/* the protocol asked: "chat", "debug", "models"...;
+				 * NULL before the route is known */
 	char model[300];	/* audit_text() */
 	unsigned blocks;
 	char langs[256];

@@ -121,6 +121,7 @@ try:
              ("%s %d in.txt" % (digest, len(secret)),
               "%s %d out/copy.txt\n- 0 out/l (omitted: a symbolic link)" % (digest, len(secret))),
              "files in and out: one line each, sha256, size and name")
+        t.eq(rec.get("CODELLM_FACE"), "chat", "the record names the face (chat)")
         t.ok(recs and not any(secret.decode() in str(v) for v in rec.values()),
              "… and never their content")
 finally:
