@@ -167,6 +167,41 @@ struct file_ctx {
 	size_t images;		/* image parts so far, for image-N */
 };
 
+/* The base64 of a file part decoded, within the bounds: its length
+ * with *ret set, or -1 with *err filled (413 over a bound, decided
+ * before decoding where the text's length already tells). */
+static long decode_bounded(const struct file_ctx *fc, const char *b64, const char *name,
+			   size_t idx, size_t k, char **ret, struct req_error *err)
+{
+	const struct req_limits *lim = fc->lim;
+	long len = (long)(strlen(b64) / 4 * 3);
+	int one;
+
+	*ret = NULL;
+	if ((size_t)len > lim->max_file_bytes + 2)
+		return req_fail(err, 413, "file_too_large", "messages",
+			    "messages[%zu].content[%zu]: the file \"%.64s\" is over %zu bytes "
+			    "(--max-input-file-bytes)", idx, k, name, lim->max_file_bytes);
+	len = jstr_base64_decode(b64, strlen(b64), ret);
+	if (len == -2)
+		return req_oom(err);
+	if (len < 0)
+		return req_fail(err, 400, "invalid_file", "messages",
+			    "messages[%zu].content[%zu]: the file \"%.64s\" is not valid base64",
+			    idx, k, name);
+	if ((size_t)len <= lim->max_file_bytes &&
+	    fc->r->files_bytes + (size_t)len <= lim->max_files_bytes)
+		return len;
+	one = (size_t)len > lim->max_file_bytes;
+	free(*ret);
+	*ret = NULL;
+	return req_fail(err, 413, "file_too_large", "messages",
+		    "messages[%zu].content[%zu]: the file \"%.64s\" (%ld bytes) is over "
+		    "%zu bytes (%s)", idx, k, name, len,
+		    one ? lim->max_file_bytes : lim->max_files_bytes,
+		    one ? "--max-input-file-bytes" : "--max-input-bytes, all files together");
+}
+
 /* A "file" or "image_url" part of messages[idx].content[k] (the caller
  * checked the type): decoded and appended to r->files, or a 400/413
  * naming the part. */
@@ -223,30 +258,8 @@ static int take_file_part(struct file_ctx *fc, const cJSON *part, int image,
 		return req_fail(err, 413, "too_many_files", "messages",
 			    "messages[%zu].content[%zu] (\"%.64s\"): more than %zu file parts "
 			    "(--max-input-files)", idx, k, name, fc->lim->max_files);
-	/* the decoded size, known before decoding: over a bound is 413 */
-	len = (long)(strlen(b64) / 4 * 3);
-	if ((size_t)len > fc->lim->max_file_bytes + 2)
-		return req_fail(err, 413, "file_too_large", "messages",
-			    "messages[%zu].content[%zu]: the file \"%.64s\" is over %zu bytes "
-			    "(--max-input-file-bytes)", idx, k, name, fc->lim->max_file_bytes);
-	len = jstr_base64_decode(b64, strlen(b64), &data);
-	if (len == -2)
-		return req_oom(err);
-	if (len < 0)
-		return req_fail(err, 400, "invalid_file", "messages",
-			    "messages[%zu].content[%zu]: the file \"%.64s\" is not valid base64",
-			    idx, k, name);
-	if ((size_t)len > fc->lim->max_file_bytes ||
-	    r->files_bytes + (size_t)len > fc->lim->max_files_bytes) {
-		int one = (size_t)len > fc->lim->max_file_bytes;
-
-		free(data);
-		return req_fail(err, 413, "file_too_large", "messages",
-			    "messages[%zu].content[%zu]: the file \"%.64s\" (%ld bytes) is over "
-			    "%zu bytes (%s)", idx, k, name, len,
-			    one ? fc->lim->max_file_bytes : fc->lim->max_files_bytes,
-			    one ? "--max-input-file-bytes" : "--max-input-bytes, all files together");
-	}
+	if ((len = decode_bounded(fc, b64, name, idx, k, &data, err)) < 0)
+		return -1;
 	f = realloc(r->files, (r->nfiles + 1) * sizeof *f);
 	if (f)
 		r->files = f;
