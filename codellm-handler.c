@@ -110,7 +110,10 @@ int refuse(struct ctx *x, enum refusal why, const char *extra, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	resp_error(&b, msg, refusals[why].type, NULL, refusals[why].code);
+	if (x->mcp)
+		mcp_refusal(x, &b, msg, status, refusals[why].code);
+	else
+		resp_error(&b, msg, refusals[why].type, NULL, refusals[why].code);
 	respond(x, status, extra, &b, retry_rule(status, refusals[why].code));
 	jbuf_free(&b);
 	return status;
@@ -468,6 +471,7 @@ static const struct route routes[] = {
 	{ "/v1/models",           "GET",       RT_KEY,            route_model_list,         "models" },
 	{ "/v1/models/*",         "GET",       RT_KEY,            route_model,              "models" },
 	{ "/v1/chat/completions", "POST",      RT_KEY,            route_chat,               "chat" },
+	{ "/mcp",                 "POST",      RT_KEY,            route_mcp,                "mcp" },
 };
 
 static int path_matches(const char *pattern, const char *path)

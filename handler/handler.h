@@ -16,6 +16,7 @@
 #include "json/response.h"
 
 struct route;
+struct mcp_msg;
 
 struct ctx {
 	struct conn c;
@@ -43,8 +44,9 @@ struct ctx {
 	size_t st_npend;
 	long st_last;		/* when the last event went out */
 	/* a debug route's run (SPEC §8) instead of a chat completion */
-	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE } run_kind;
+	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE, RUN_MCP } run_kind;
 	size_t dbg_index;	/* run-block: the block's index in the body */
+	struct mcp_msg *mcp;	/* POST /mcp's tools/call being run, or NULL */
 	const struct route *route;	/* the request's route, once routed */
 	int head_bytes;		/* the head's length in head[] */
 	int request_read;	/* the whole request was read */
@@ -114,6 +116,20 @@ int check_files(struct ctx *x, int argc, char **argv, int first);
 /* The run slot held (routes.c takes it before a run): given back once
  * the run's processes are gone, before the answer's end. */
 void release_slot(struct ctx *x);
+/* A run slot for this request: 0, or the status of the refusal sent. */
+int take_slot(struct ctx *x);
+/* What a request may make the handler run, hold and echo. */
+const struct req_limits *limits(void);
+
+/* ---- MCP (mcp.c) ---- */
+
+int route_mcp(struct ctx *x);
+/* A tools/call's answer once its run ended; the status sent. */
+int mcp_answer(struct ctx *x, const struct resp_run *rr);
+/* A refusal of the handler's own during a tools/call, as a JSON-RPC
+ * error body. */
+void mcp_refusal(struct ctx *x, struct jbuf *b, const char *msg, int status,
+		 const char *code);
 
 /* ---- a run and its answer (run.c) ---- */
 

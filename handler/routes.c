@@ -165,7 +165,7 @@ static int route_models(struct ctx *x, const char *id)
 /* A run slot (SPEC §9), shared by all instances through flock on files
  * in the runtime directory; taken only now that the request is read,
  * authenticated and valid, held until exit. */
-static int take_slot(struct ctx *x)
+int take_slot(struct ctx *x)
 {
 	char dir[PATH_MAX];
 	unsigned idx;
@@ -205,7 +205,7 @@ void release_slot(struct ctx *x)
 }
 
 /* What a request may make the handler run, hold and echo. */
-static const struct req_limits *limits(void)
+const struct req_limits *limits(void)
 {
 	static struct req_limits lim;
 

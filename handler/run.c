@@ -414,6 +414,8 @@ static int end_answer(struct ctx *x, const struct chat_request *r, struct run_pa
 	if (rr->res->end == SBX_END_SIGNAL)
 		fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
 			rr->res->end_signal);
+	if (x->run_kind == RUN_MCP)
+		return mcp_answer(x, rr);
 	if (x->run_kind != RUN_CHAT)
 		return debug_answer(x, r, rr);
 	if (r->stream) {

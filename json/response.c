@@ -483,3 +483,8 @@ void resp_interpreters(struct jbuf *b, const struct registry *reg)
 	}
 	jbuf_puts(b, "]");
 }
+
+const char *resp_mime(const char *name)
+{
+	return mime_of(name);
+}

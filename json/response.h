@@ -35,6 +35,9 @@ struct resp_run {
  * {"name","bytes","mime","omitted"}…] and ,"files_truncated":K when
  * more were only counted; nothing when there is none. */
 void resp_files(struct jbuf *b, const struct sbx_artifacts *f);
+/* The media type an artifact's name suggests, by its extension
+ * ("application/octet-stream" when none). */
+const char *resp_mime(const char *name);
 
 /* The "sandbox" object: {"mode","layers":[…],"missing":[…],"net"}. */
 void resp_sandbox(struct jbuf *b, const struct sbx_layers *l);
