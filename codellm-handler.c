@@ -445,8 +445,8 @@ static int content_type_allowed(struct ctx *x)
 
 /* ---- the routes --------------------------------------------------------- */
 
-/* The routes (codellm(7)); their bodies are in handler/routes.c. A
- * path ending in '*' takes one more non-empty segment. */
+/* The routes (codellm(7)); their bodies are in handler/routes.c (and
+ * handler/responses.c). A '*' takes one non-empty path segment. */
 enum {
 	RT_KEY = 1,	/* needs the bearer key */
 	RT_DEBUG = 2,	/* only with --debug, for loopback peers and Host names */
@@ -471,17 +471,24 @@ static const struct route routes[] = {
 	{ "/v1/models",           "GET",       RT_KEY,            route_model_list,         "models" },
 	{ "/v1/models/*",         "GET",       RT_KEY,            route_model,              "models" },
 	{ "/v1/chat/completions", "POST",      RT_KEY,            route_chat,               "chat" },
+	{ "/v1/responses",        "POST",      RT_KEY,            route_responses,          "responses" },
+	/* stateless: nothing to get, delete, cancel or list (a 400 that says so) */
+	{ "/v1/responses/*",      "GET, POST, DELETE", RT_KEY,    route_responses_stateless, "responses" },
+	{ "/v1/responses/*/*",    "GET, POST, DELETE", RT_KEY,    route_responses_stateless, "responses" },
 	{ "/mcp",                 "POST",      RT_KEY,            route_mcp,                "mcp" },
 };
 
 static int path_matches(const char *pattern, const char *path)
 {
-	size_t n = strlen(pattern);
+	for (; *pattern; pattern++) {
+		size_t n = strcspn(path, "/");
 
-	if (n && pattern[n - 1] == '*')
-		return !strncmp(path, pattern, n - 1) && path[n - 1] &&
-		       !strchr(path + n - 1, '/');
-	return !strcmp(path, pattern);
+		if (*pattern == '*' && n)
+			path += n;
+		else if (*pattern == '*' || *pattern != *path++)
+			return 0;
+	}
+	return !*path;
 }
 
 /* Whether the request's method is one of a row's ("GET, POST"). */

@@ -17,6 +17,7 @@
 
 struct route;
 struct mcp_msg;
+struct rsp_face;
 
 struct ctx {
 	struct conn c;
@@ -44,7 +45,8 @@ struct ctx {
 	size_t st_npend;
 	long st_last;		/* when the last event went out */
 	/* a debug route's run (SPEC §8) instead of a chat completion */
-	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE, RUN_MCP } run_kind;
+	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE, RUN_RESPONSES, RUN_MCP } run_kind;
+	struct rsp_face *rsp;	/* RUN_RESPONSES: the face's state (responses.c) */
 	size_t dbg_index;	/* run-block: the block's index in the body */
 	struct mcp_msg *mcp;	/* POST /mcp's tools/call being run, or NULL */
 	const struct route *route;	/* the request's route, once routed */
@@ -141,5 +143,19 @@ void sandbox_config(struct sbx_config *c, int slot);
 int run_request(struct ctx *x, struct chat_request *r);
 /* A follow-up turn answered without running (the re-execution guard). */
 int answer_without_run(struct ctx *x, struct chat_request *r);
+struct agent_output;
+/* Agent mode's audit: the paths the tool calls write. */
+void audit_paths(struct audit *a, const struct agent_output *o);
+
+/* ---- the Responses API face (responses.c) ---- */
+
+int route_responses(struct ctx *x);
+int route_responses_stateless(struct ctx *x);
+/* run.c's answer modes, rendered as the Responses API renders them */
+void rsp_stream_start(struct ctx *x, const struct resp_run *rr);
+int rsp_stream_text(struct ctx *x, const char *data, size_t len);
+void rsp_stream_end(struct ctx *x, struct resp_run *rr);
+void rsp_answer_text(struct ctx *x, const struct resp_run *rr);
+int rsp_agent_answer(struct ctx *x, struct resp_run *rr);
 
 #endif

@@ -79,7 +79,7 @@ static void audit_result(struct audit *a, const struct sbx_result *res)
 
 /* Agent mode's audit: the paths the tool calls write, one per line,
  * each made safe for the journal (the block's output chose them). */
-static void audit_paths(struct audit *a, const struct agent_output *o)
+void audit_paths(struct audit *a, const struct agent_output *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
 		char shown[PATH_MAX];
@@ -143,6 +143,10 @@ static void sse_start(struct ctx *x, const struct resp_run *rr)
 	x->ctype = "text/event-stream";
 	send_head(x, 200, "Cache-Control: no-cache\r\n", -1, 1);
 	x->st_rr = rr;
+	if (x->run_kind == RUN_RESPONSES) {
+		rsp_stream_start(x, rr);
+		return;
+	}
 	resp_sse_role(&ev, rr);
 	sse_send(x, &ev);
 	jbuf_free(&ev);
@@ -165,7 +169,9 @@ static int stream_output(void *ctx, const char *data, size_t len)
 	x->st_npend = rc ? 0 : all.len - n;
 	if (x->st_npend)
 		memcpy(x->st_pend, all.p + n, x->st_npend);
-	if (n) {
+	if (n && x->run_kind == RUN_RESPONSES) {
+		rc = rsp_stream_text(x, all.p, n);
+	} else if (n) {
 		resp_sse_content(&ev, x->st_rr, all.p, n);
 		rc = sse_send(x, &ev);
 	}
@@ -195,6 +201,10 @@ static void stream_end(struct ctx *x, struct resp_run *rr)
 	struct jbuf ev = {0};
 	struct agent_output o = AGENT_OUTPUT_NONE;
 
+	if (x->run_kind == RUN_RESPONSES) {
+		rsp_stream_end(x, rr);
+		return;
+	}
 	if (!r->agent || rr->text) {
 		/* a follow-up turn after finish: its answer, in text */
 		if (rr->text && *rr->text)
@@ -359,7 +369,7 @@ static int start_run(struct ctx *x, struct run_parts *rp)
 static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx_pipeline *p,
 			 struct resp_run *rr)
 {
-	if (x->run_kind != RUN_CHAT) {
+	if (x->run_kind != RUN_CHAT && x->run_kind != RUN_RESPONSES) {
 		p->cb.keepalive = NULL;
 		p->probe_client = 0;
 	} else if (r->stream) {
@@ -416,14 +426,18 @@ static int end_answer(struct ctx *x, const struct chat_request *r, struct run_pa
 			rr->res->end_signal);
 	if (x->run_kind == RUN_MCP)
 		return mcp_answer(x, rr);
-	if (x->run_kind != RUN_CHAT)
+	if (x->run_kind != RUN_CHAT && x->run_kind != RUN_RESPONSES)
 		return debug_answer(x, r, rr);
 	if (r->stream) {
 		stream_end(x, rr);
 		return 200;
 	}
 	if (r->agent)
-		return agent_answer(x, rr);
+		return x->run_kind == RUN_RESPONSES ? rsp_agent_answer(x, rr) : agent_answer(x, rr);
+	if (x->run_kind == RUN_RESPONSES) {
+		rsp_answer_text(x, rr);
+		return 200;
+	}
 	resp_completion(&b, rr);
 	jbuf_puts(&b, "\n");
 	conn_write(&x->c, b.p, b.len, write_deadline(x));
@@ -500,6 +514,13 @@ int answer_without_run(struct ctx *x, struct chat_request *r)
 	if (r->stream) {
 		sse_start(x, &rr);
 		stream_end(x, &rr);
+		return 200;
+	}
+	if (x->run_kind == RUN_RESPONSES) {
+		if (r->agent && !rr.text)
+			return rsp_agent_answer(x, &rr);
+		send_head(x, 200, NULL, -1, 0);
+		rsp_answer_text(x, &rr);
 		return 200;
 	}
 	if (r->agent && !rr.text) {

@@ -98,6 +98,31 @@ int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_m
 	return used ? conn_write(c, out, used, deadline_ms) : 0;
 }
 
+int http_sse_typed(struct conn *c, const char *lines, size_t len, long deadline_ms)
+{
+	char out[16384];
+	size_t used = 0;
+
+	while (len) {
+		const char *nl = memchr(lines, '\n', len);
+		size_t n = nl ? (size_t)(nl - lines) : len;
+		const char *sp = memchr(lines, ' ', n);
+		size_t t = sp ? (size_t)(sp - lines) : n;
+
+		if (sse_put(c, out, sizeof out, &used, "event: ", 7, deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, lines, t, deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, "\ndata: ", 7, deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, lines + t + (sp != NULL),
+			    n - t - (sp != NULL), deadline_ms) < 0 ||
+		    sse_put(c, out, sizeof out, &used, "\n\n", 2, deadline_ms) < 0)
+			return -1;
+		n += nl ? 1 : 0;
+		lines += n;
+		len -= n;
+	}
+	return used ? conn_write(c, out, used, deadline_ms) : 0;
+}
+
 int http_sse_comment(struct conn *c, const char *text, long deadline_ms)
 {
 	char out[256];

@@ -33,6 +33,12 @@ void http_reply_head(struct conn *c, const struct http_reply *r, long deadline_m
  * 0, or -1 as conn_write. */
 int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_ms);
 
+/* Typed server-sent events (the Responses API's): each line of lines
+ * is an event's type, one space and its data (a JSON text, never a raw
+ * newline), and goes out as "event: TYPE", "data: DATA" and a blank
+ * line, batched as http_sse_send batches. 0, or -1 as conn_write. */
+int http_sse_typed(struct conn *c, const char *lines, size_t len, long deadline_ms);
+
 /* An SSE comment (": TEXT"), which every client ignores: a keep-alive. */
 int http_sse_comment(struct conn *c, const char *text, long deadline_ms);
 
