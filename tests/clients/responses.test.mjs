@@ -11,7 +11,13 @@ import {
   Agent, run, tool, setTracingDisabled, setDefaultOpenAIClient,
 } from '@openai/agents';
 import { z } from 'zod';
-import { startServer, block, changesBlock, expectedCalls, sleep, KEY } from './harness.mjs';
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import {
+  startServer, block, changesBlock, expectedCalls, sleep, KEY, HERE, TOP,
+} from './harness.mjs';
 
 setTracingDisabled(true);
 
@@ -158,6 +164,24 @@ for (const stream of [false, true]) {
 test('the Agents SDK\'s default model spoke the Responses API only', () => {
   assert.equal(paths.length, 5, paths.join(' '));	// 1 + 2 + 2 model calls
   assert.deepEqual([...new Set(paths)], ['/v1/responses']);
+});
+
+const EXAMPLE = path.join(HERE, 'readme-agents-example.mjs');
+
+test('README.md\'s Responses example is tests/clients/readme-agents-example.mjs, byte for byte', () => {
+  const readme = fs.readFileSync(path.join(TOP, 'README.md'), 'utf8');
+  const at = readme.indexOf('### The Responses API and the Agents SDK');
+  assert.ok(at >= 0, 'README.md has the section');
+  const start = readme.indexOf('```js\n', at) + 6;
+  assert.equal(readme.slice(start, readme.indexOf('\n```\n', start) + 1),
+    fs.readFileSync(EXAMPLE, 'utf8'));
+});
+
+test('the README example runs: stdout, then the tool loop\'s answer and the note', async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, [EXAMPLE], {
+    timeout: 60000, env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY },
+  });
+  assert.equal(stdout, '42\n\nwrote hello.md\n{"hello.md":"# Hello\\n"}\n');
 });
 
 test('the server stops cleanly and no run directory is left', async () => {
