@@ -241,7 +241,8 @@ int sbx_run_artifacts(const struct sbx_run *run, size_t max_count, size_t max_by
 	walk_dir(&w, outfd, "", 0);
 	if (w.oom)
 		goto oom;
-	qsort(w.v, w.n, sizeof *w.v, by_path);
+	if (w.n)
+		qsort(w.v, w.n, sizeof *w.v, by_path);
 	listed = w.n < SBX_ARTIFACTS_LISTED ? w.n : SBX_ARTIFACTS_LISTED;
 	if (listed && !(ret->v = calloc(listed, sizeof *ret->v)))
 		goto oom;
