@@ -4,8 +4,9 @@ mkdir -p proj/src
 for i in $(seq 1 20); do echo "line $i $((i % 3))" >> proj/src/data.txt; done
 tar czf proj.tgz proj
 tar tzf proj.tgz | grep -q proj/src/data.txt
-mkdir out && tar xzf proj.tgz -C out
-cmp proj/src/data.txt out/proj/src/data.txt
+# not "out": that directory exists from the start (codellm.7, FILES)
+mkdir unpacked && tar xzf proj.tgz -C unpacked
+cmp proj/src/data.txt unpacked/proj/src/data.txt
 gzip -k proj/src/data.txt && gunzip -c proj/src/data.txt.gz | wc -l | grep -qx 20
 xz -k proj/src/data.txt && xz -dc proj/src/data.txt.xz | md5sum > /dev/null
 bzip2 -k proj/src/data.txt && bzcat proj/src/data.txt.bz2 | tail -1 | grep -qx 'line 20 2'
