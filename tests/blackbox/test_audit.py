@@ -122,6 +122,18 @@ try:
               "%s %d out/copy.txt\n- 0 out/l (omitted: a symbolic link)" % (digest, len(secret))),
              "files in and out: one line each, sha256, size and name")
         t.eq(rec.get("CODELLM_FACE"), "chat", "the record names the face (chat)")
+        # the other faces that run code name themselves too
+        rr = s.request("POST", "/v1/responses", {"model": "codellm", "input": block("bash", "echo r")})
+        rm = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "run_code", "arguments": {"language": "bash", "code": "echo m"}}},
+            headers={"Accept": "application/json, text/event-stream"})
+        rid_r = rr.header("x-request-id")
+        rid_m = rm.header("x-request-id")
+        faces = {x.get("CODELLM_REQUEST_ID"): (x.get("CODELLM_FACE"), x.get("MESSAGE_ID"))
+                 for x in records(until=lambda rs: {rid_r, rid_m} <= {x.get("CODELLM_REQUEST_ID") for x in rs})}
+        t.eq((rr.status, rm.status, faces.get(rid_r), faces.get(rid_m)),
+             (200, 200, ("responses", ID_RAN), ("mcp", ID_RAN)),
+             "a /v1/responses run and an MCP tools/call: records of runs naming their faces")
         t.ok(recs and not any(secret.decode() in str(v) for v in rec.values()),
              "… and never their content")
 finally:
