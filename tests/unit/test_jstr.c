@@ -273,8 +273,52 @@ static void check_jbuf(void)
 	jbuf_free(&b);
 }
 
+/* jstr_base64_decode: strict (RFC 4648 with padding), one text per
+ * decoding, every byte value, and what it refuses. */
+static void check_base64_decode(void)
+{
+	static const struct { const char *in, *out; long len; } ok[] = {
+		{ "", "", 0 }, { "Zg==", "f", 1 }, { "Zm8=", "fo", 2 }, { "Zm9v", "foo", 3 },
+		{ "Zm9vYg==", "foob", 4 }, { "Zm9vYmE=", "fooba", 5 }, { "Zm9vYmFy", "foobar", 6 },
+		{ "AP8=", "\0\xff", 2 }, { "+/8=", "\xfb\xff", 2 },
+	};
+	static const char *const bad[] = {
+		"Zg", "Zg=", "Zm9vY", "Z===", "====", "Zg==Zg==", "Zm9v\n", "Zm 9v", "Zm9-",
+		"Zm9_", "Zh==", "Zm9=", "Zm=v", "=Zm9",
+	};
+	unsigned char all[256];
+	struct jbuf enc = {0};
+	char *out;
+	long n;
+
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		n = jstr_base64_decode(ok[i].in, strlen(ok[i].in), &out);
+		tap_ok(n == ok[i].len && out && !memcmp(out, ok[i].out, (size_t)n) && out[n] == '\0',
+		       "base64 \"%s\" decodes to %ld bytes, NUL after them", ok[i].in, ok[i].len);
+		free(out);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char shown[16];
+
+		snprintf(shown, sizeof shown, "%s", bad[i]);
+		for (char *c = shown; *c; c++)
+			if (*c < 0x20)
+				*c = '?';	/* a TAP line stays one line */
+		n = jstr_base64_decode(bad[i], strlen(bad[i]), &out);
+		tap_ok(n == -1 && out == NULL, "base64 refuses \"%s\" (-1, nothing allocated)", shown);
+	}
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	jstr_base64(&enc, all, sizeof all);
+	n = jstr_base64_decode(enc.p, enc.len, &out);
+	tap_ok(n == 256 && out && !memcmp(out, all, 256), "every byte value round trips");
+	free(out);
+	jbuf_free(&enc);
+}
+
 int main(void)
 {
+	check_base64_decode();
 	for (size_t i = 0; i < sizeof esc_rows / sizeof esc_rows[0]; i++)
 		check_escape(&esc_rows[i]);
 	for (size_t i = 0; i < sizeof esc_rows / sizeof esc_rows[0]; i++)
