@@ -698,6 +698,7 @@ int main(int argc, char **argv)
 	if (process_setup(&x) < 0 || conn_open(&x.c) < 0) {	/*  4 process, connection */
 		fprintf(stderr, "codellm: no connection: pass one as fd 3 (LISTEN_FDS=1) "
 			"or as stdin/stdout (inetd)\n");
+		ctx_free(&x);
 		return 1;
 	}
 	load_key(&x);						/*  5 the key */
