@@ -229,7 +229,10 @@ static int check_bytes(const char *s, size_t n, struct precheck *ret, size_t *re
 	if (valid < n)
 		return fail(ret, PRECHECK_UTF8, valid,
 			    "is not valid UTF-8 (byte %zu)", valid);
-	*ret_start = n >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3) ? 3 : 0;
+	/* cJSON skips a BOM only when more than one byte follows it: a BOM
+	 * and one byte ("\xEF\xBB\xBF" "0") it fails to parse, so the BOM
+	 * is no BOM here either (and no value: a syntax error at byte 0) */
+	*ret_start = n >= 3 && n != 4 && !memcmp(s, "\xEF\xBB\xBF", 3) ? 3 : 0;
 	return 0;
 }
 

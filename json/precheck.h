@@ -49,10 +49,9 @@ struct precheck {
 };
 
 /* 0 when s[0..n) is one JSON value as RFC 8259 has it (a leading UTF-8
- * byte order mark allowed, as cJSON skips it), valid UTF-8, no NUL raw
- * or escaped, nesting and values within the limits. Otherwise -1 with
- * *ret telling
- * the first problem: NUL and UTF-8 are looked for in the whole text
+ * byte order mark allowed where cJSON skips it: before two bytes or
+ * more), valid UTF-8, no NUL raw or escaped, nesting and values within
+ * the limits. Otherwise -1 with *ret telling the first problem: NUL and UTF-8 are looked for in the whole text
  * first, the rest in text order. */
 int precheck_json(const char *s, size_t n, struct precheck *ret);
 
