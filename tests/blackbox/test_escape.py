@@ -293,8 +293,9 @@ LIM = mkserver("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "-
                "--workdir-bytes", "8M", "--workdir-inodes", "200", "--max-stdout-bytes", "1M",
                "--max-file-bytes", "1M")
 KILLSRV = mkserver("--timeout", "30", sandbox="native")
-# the wall timeout cases: --timeout 3
-T3 = mkserver("--timeout", "3", "--max-stdout-bytes", "1M", sandbox="native")
+# the wall timeout cases: --timeout 6, a request may lower it (codellm.timeout_s);
+# long enough that four daemons have started before it, also under load
+T3 = mkserver("--timeout", "6", "--max-stdout-bytes", "1M", sandbox="native")
 # shared memory, each kind held to its own bound (class 12/18)
 SHM = mkserver("--timeout", "20", "--sandbox", "native", "--memory-max", "256M",
                "--address-space-max", "1G", "--max-file-bytes", "1M", "--shm-bytes", "16M",
@@ -368,7 +369,7 @@ def daemons_timeout():
     seen = {}
     t0 = time.time()
     f = bg(T3.run, block("bash", daemons_timeout_code))
-    deadline = time.time() + 2.5
+    deadline = time.time() + 5.5
     while time.time() < deadline and len(seen) < 4:
         for i in "1234":
             if procs_matching(M2T + i):
@@ -418,7 +419,7 @@ F_HANDLER_DEATH = bg(handler_death)
 def stopped_reader():
     t0 = time.time()
     r = T3.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n") +
-               block("python", "import time\ntime.sleep(300)\n"))
+               block("python", "import time\ntime.sleep(300)\n"), extra={"codellm": {"timeout_s": 3}})
     return r, time.time() - t0
 
 
@@ -1320,7 +1321,7 @@ rt, seen_t, _ = F_DAEMONS_TIMEOUT.result()
 gone_t = wait_gone(M2T, 3)
 case(rt, field(rt, "codellm", "exit_code") == 124 and field(rt, "codellm", "timed_out") is True
      and len(seen_t) == 4 and gone_t,
-     "[2 outlive] run timed out (--timeout 3, exit 124): its setsid/nohup/TERM-ignoring daemons are all gone",
+     "[2 outlive] run timed out (--timeout 6, exit 124): its setsid/nohup/TERM-ignoring daemons are all gone",
      (seen_t, gone_t, procs_matching(M2T)))
 kill_leftovers(M2T)
 
@@ -1885,7 +1886,7 @@ case(re_, content(re_) == "done\n" and len(field(re_, "codellm", "stderr") or ""
 rsr_, els = F_STOPPED_READER.result()
 case(rsr_, field(rsr_, "codellm", "exit_code") == 124 and field(rsr_, "codellm", "timed_out") is True
      and els < 9,
-     "[12 exhaust] block 0 floods a block 1 that never reads: --timeout 3 ends it (exit 124) in %.1f s" % els,
+     "[12 exhaust] block 0 floods a block 1 that never reads: timeout_s 3 ends it (exit 124) in %.1f s" % els,
      field(rsr_, "codellm"))
 
 # ======================================================================================
