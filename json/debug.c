@@ -114,7 +114,7 @@ void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 	jbuf_puts(b, ",\"sandbox\":");
 	resp_sandbox(b, &res->layers);
 	if (d->files)
-		resp_files(b, d->files);
+		resp_files(b, d->files, 1);
 	jbuf_puts(b, "}");
 }
 
@@ -167,7 +167,7 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 	jbuf_printf(b, "],\"max_tap_bytes\":%zu,\"sandbox\":", res->max_tap);
 	resp_sandbox(b, &res->layers);
 	if (d->files)
-		resp_files(b, d->files);
+		resp_files(b, d->files, 1);
 	jbuf_puts(b, "}");
 }
 

@@ -598,35 +598,6 @@ static void artifact_parts(struct jbuf *b, const struct sbx_artifacts *f)
 	}
 }
 
-/* The files as structuredContent lists them: name, size, type and
- * digest, the bytes being in the content parts already. */
-static void file_list(struct jbuf *b, const struct sbx_artifacts *f)
-{
-	if (!f || (!f->n && !f->truncated))
-		return;
-	jbuf_puts(b, ",\"files\":[");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct sbx_artifact *a = &f->v[i];
-		char hex[65];
-
-		jbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-		str(b, a->name);
-		jbuf_printf(b, ",\"bytes\":%llu,\"mime\":\"%s\",", (unsigned long long)a->bytes,
-			    resp_mime(a->name));
-		if (a->data) {
-			sha256_hex(a->data, a->len, hex);
-			jbuf_printf(b, "\"sha256\":\"%s\"}", hex);
-		} else {
-			jbuf_puts(b, "\"omitted\":");
-			str(b, a->omitted ? a->omitted : "unreadable");
-			jbuf_puts(b, "}");
-		}
-	}
-	jbuf_puts(b, "]");
-	if (f->truncated)
-		jbuf_printf(b, ",\"files_truncated\":%zu", f->truncated);
-}
-
 void mcp_tool_result(struct jbuf *b, const struct mcp_msg *m, const struct resp_run *rr)
 {
 	const struct sbx_result *res = rr->res;
@@ -647,7 +618,7 @@ void mcp_tool_result(struct jbuf *b, const struct mcp_msg *m, const struct resp_
 	resp_codellm(b, &bare);
 	if (!b->oom && b->len > at && b->p[b->len - 1] == '}') {
 		b->len--;
-		file_list(b, rr->files);
+		resp_files(b, rr->files, 0);	/* the bytes are in the content parts */
 		jbuf_puts(b, "}");
 	}
 	jbuf_printf(b, ",\"isError\":%s}}", run_failed(res) ? "true" : "false");

@@ -130,7 +130,7 @@ static void block_stderr(struct jbuf *b, const struct sbx_block_result *br)
 }
 
 /* The type an artifact's name suggests, by its extension. */
-static const char *mime_of(const char *name)
+const char *resp_mime(const char *name)
 {
 	static const char *const map[][2] = {
 		{ "png", "image/png" }, { "jpg", "image/jpeg" }, { "jpeg", "image/jpeg" },
@@ -154,9 +154,9 @@ static const char *mime_of(const char *name)
 	return "application/octet-stream";
 }
 
-void resp_files(struct jbuf *b, const struct sbx_artifacts *f)
+void resp_files(struct jbuf *b, const struct sbx_artifacts *f, int with_data)
 {
-	if (!f->n && !f->truncated)
+	if (!f || (!f->n && !f->truncated))
 		return;
 	jbuf_puts(b, ",\"files\":[");
 	for (size_t i = 0; i < f->n; i++) {
@@ -165,14 +165,18 @@ void resp_files(struct jbuf *b, const struct sbx_artifacts *f)
 		jbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		jstr_escape(b, a->name, strlen(a->name));
 		jbuf_printf(b, ",\"bytes\":%llu,\"mime\":\"%s\"", (unsigned long long)a->bytes,
-			    mime_of(a->name));
+			    resp_mime(a->name));
 		if (a->data) {
 			char hex[65];
 
 			sha256_hex(a->data, a->len, hex);
-			jbuf_printf(b, ",\"sha256\":\"%s\",\"data_b64\":\"", hex);
-			jstr_base64(b, a->data, a->len);
-			jbuf_puts(b, "\"}");
+			jbuf_printf(b, ",\"sha256\":\"%s\"", hex);
+			if (with_data) {
+				jbuf_puts(b, ",\"data_b64\":\"");
+				jstr_base64(b, a->data, a->len);
+				jbuf_puts(b, "\"");
+			}
+			jbuf_puts(b, "}");
 		} else {
 			jbuf_puts(b, ",\"omitted\":");
 			str(b, a->omitted ? a->omitted : "unreadable");
@@ -223,7 +227,7 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 	if (rr->changes >= 0)
 		jbuf_printf(b, ",\"changes\":%ld", rr->changes);
 	if (rr->files)
-		resp_files(b, rr->files);
+		resp_files(b, rr->files, 1);
 	if (!res)
 		jbuf_puts(b, ",\"rerun_guard\":true");
 	else if (res->end == SBX_END_SIGNAL)
@@ -484,7 +488,3 @@ void resp_interpreters(struct jbuf *b, const struct registry *reg)
 	jbuf_puts(b, "]");
 }
 
-const char *resp_mime(const char *name)
-{
-	return mime_of(name);
-}

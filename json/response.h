@@ -33,8 +33,10 @@ struct resp_run {
 
 /* ,"files":[{"name","bytes","mime","sha256","data_b64"} or
  * {"name","bytes","mime","omitted"}…] and ,"files_truncated":K when
- * more were only counted; nothing when there is none. */
-void resp_files(struct jbuf *b, const struct sbx_artifacts *f);
+ * more were only counted; nothing when there is none (or f is NULL).
+ * Without with_data no "data_b64" (MCP carries the bytes in content
+ * parts). */
+void resp_files(struct jbuf *b, const struct sbx_artifacts *f, int with_data);
 /* The media type an artifact's name suggests, by its extension
  * ("application/octet-stream" when none). */
 const char *resp_mime(const char *name);
