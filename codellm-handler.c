@@ -358,15 +358,25 @@ int method_is(const struct ctx *x, const char *m)
 	return x->hr.method_len == strlen(m) && !memcmp(x->hr.method, m, x->hr.method_len);
 }
 
-/* Sends the record (handler/journal.c); 0 or -errno, e.g. when no
- * journal listens. */
+/* Sends the record (handler/journal.c). Where no journal takes it (no
+ * socket: a container; or a send that failed) the same fields go to
+ * standard error as one JSON line, in one write: the record never
+ * vanishes. 0 when the journal took it, 1 for the line, -errno when
+ * neither went out. */
 static int audit_send(const struct audit *a)
 {
 	struct audit_fields f;
+	struct jbuf b = { 0 };
 	int rc;
 
 	audit_fields(a, &f);
 	rc = journal_send(f.iov, f.n);
+	if (rc < 0) {
+		audit_fields_json(&f, &b);
+		if (jbuf_cstr(&b) && journal_line(STDERR_FILENO, b.p, b.len) == 0)
+			rc = 1;
+		jbuf_free(&b);
+	}
 	audit_fields_free(&f);
 	return rc;
 }

@@ -132,3 +132,18 @@ int journal_send(const struct iovec *iov, int n)
 {
 	return journal_send_to(JOURNAL_SOCKET, iov, n);
 }
+
+int journal_line(int fd, const char *line, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, line, n);
+
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (w > 0) {
+			line += w;
+			n -= (size_t)w;
+		}
+	}
+	return 0;
+}

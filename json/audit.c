@@ -171,6 +171,24 @@ void audit_fields(const struct audit *a, struct audit_fields *ret)
 		add(f, "CODELLM_RETRY_COUNT=%s", a->retry_count);
 }
 
+void audit_fields_json(const struct audit_fields *f, struct jbuf *b)
+{
+	jbuf_puts(b, "{");
+	for (int i = 0, first = 1; i < f->n; i++) {
+		const char *fld = f->iov[i].iov_base, *eq = memchr(fld, '=', f->iov[i].iov_len);
+
+		if (!eq)
+			continue;
+		if (!first)
+			jbuf_puts(b, ",");
+		first = 0;
+		jstr_escape(b, fld, (size_t)(eq - fld));
+		jbuf_puts(b, ":");
+		jstr_escape(b, eq + 1, f->iov[i].iov_len - (size_t)(eq - fld) - 1);
+	}
+	jbuf_puts(b, "}\n");
+}
+
 void audit_fields_free(struct audit_fields *f)
 {
 	for (int i = 0; i < f->n; i++)

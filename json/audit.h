@@ -75,4 +75,10 @@ struct audit_fields {
 void audit_fields(const struct audit *a, struct audit_fields *ret);
 void audit_fields_free(struct audit_fields *f);
 
+/* The same fields as one JSON object on one line, each NAME a key and
+ * its value a string (as journalctl -o json shows a text field), in
+ * order, ended by a newline: the record where no journal listens (a
+ * container's log is its standard error). */
+void audit_fields_json(const struct audit_fields *f, struct jbuf *b);
+
 #endif

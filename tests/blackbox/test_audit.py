@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The journal audit (SPEC §9): one record per request (every route but
 /healthz) with fixed MESSAGE_IDs and the CODELLM_* fields, never the key
-or code, read back from a private systemd-journald.
+or code, read back from a private systemd-journald; and where no journal listens
+(a container), the same record as one JSON line on standard error.
 
 The test re-runs itself inside `unshare -m` with a tmpfs on /run, so the
 journald it starts and everything it writes vanish with the namespace
@@ -28,19 +29,61 @@ ID_RAN = "5a1f3c0e8b7d4e2a9c6b1d0f3e7a2c41"
 ID_REFUSED = "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
 ID_NOTHING = "2c7e9a1b4d3f4a8c9e6d1b0a5f3c7e92"
 
-t = Tap()
-journald = private_journal()
-t.ok(journald is not None, "a private journald is listening")
-records = journal_records
+T = Tap()
+# first no journal at all: a tmpfs on /run of this namespace, no socket
+subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/run"], check=True)
+journald = None
+
+
+class Tagged:
+    """The test's Tap, each description prefixed with where records go."""
+
+    def __init__(self, tag):
+        self.tag = tag
+
+    def ok(self, cond, desc, diag=None):
+        T.ok(cond, "%s: %s" % (self.tag, desc), diag)
+
+    def eq(self, got, want, desc, diag=None):
+        T.eq(got, want, "%s: %s" % (self.tag, desc), diag)
 
 
 def by_id(recs, rid):
     return [r for r in recs if r.get("CODELLM_REQUEST_ID") == rid]
 
 
+def stderr_records(s):
+    """The records a server's handlers wrote to standard error: the
+    lines that are JSON objects (every other stderr line is prose)."""
+    recs = []
+    for ln in s.log_text().splitlines():
+        if ln.startswith("{"):
+            try:
+                recs.append(json.loads(ln))
+            except ValueError:
+                recs.append({"unparsable": ln})
+    return recs
+
+
+def records(s, until=None, wait=5.0):
+    """The records, from the journal when one listens, else from the
+    server's standard error; with `until`, read again until it holds."""
+    if journald is not None:
+        return journal_records(until, wait)
+    deadline = time.time() + wait
+    while True:
+        recs = stderr_records(s)
+        if until is None or until(recs) or time.time() >= deadline:
+            return recs
+        time.sleep(0.05)
+
+
 TOOLS = [{"type": "function", "function": {"name": n}} for n in ("write_note", "patch_note", "finish")]
 SECRET_CODE = "print('c0de-not-in-journal')"
-try:
+
+
+def scenario(t):
+    """The same requests and the same checks, wherever records go."""
     with Server() as s:
         runs = {}
         r = s.request("POST", "/v1/chat/completions",
@@ -60,7 +103,14 @@ try:
                                   "messages": [{"role": "user", "content": block("bash", "sleep 5")}]})
         health = s.request("GET", "/healthz")
         rid = {k: v.header("x-request-id") for k, v in runs.items()}
-        recs = records(until=lambda rs: all(by_id(rs, i) for i in rid.values()))
+        recs = records(s, until=lambda rs: all(by_id(rs, i) for i in rid.values()))
+        t.ok(recs and all(set(x) >= {"MESSAGE", "MESSAGE_ID", "PRIORITY", "SYSLOG_IDENTIFIER",
+                                     "CODELLM_REQUEST_ID", "CODELLM_ROUTE", "CODELLM_STATUS"}
+                          for x in recs),
+             "every record has the message, its id, priority, identifier, request id, "
+             "route and status", recs[:2])
+        if journald is not None:
+            t.eq(stderr_records(s), [], "standard error repeats no record the journal took")
 
         t.eq(len([x for x in recs if x.get("CODELLM_ROUTE", "").endswith("/healthz")]), 0,
              "/healthz leaves no record")
@@ -115,7 +165,7 @@ try:
             {"type": "text", "text": block("bash", "cp in.txt out/copy.txt; ln -s /etc out/l")}, part]}]})
         digest = hashlib.sha256(secret).hexdigest()
         rid = field(r, "id")
-        recs = by_id(records(until=lambda rs: any(x.get("CODELLM_REQUEST_ID") == rid for x in rs)), rid)
+        recs = by_id(records(s, until=lambda rs: any(x.get("CODELLM_REQUEST_ID") == rid for x in rs)), rid)
         rec = recs[0] if recs else {}
         t.eq((rec.get("CODELLM_FILES_IN"), rec.get("CODELLM_FILES_OUT")),
              ("%s %d in.txt" % (digest, len(secret)),
@@ -130,14 +180,21 @@ try:
         rid_r = rr.header("x-request-id")
         rid_m = rm.header("x-request-id")
         faces = {x.get("CODELLM_REQUEST_ID"): (x.get("CODELLM_FACE"), x.get("MESSAGE_ID"))
-                 for x in records(until=lambda rs: {rid_r, rid_m} <= {x.get("CODELLM_REQUEST_ID") for x in rs})}
+                 for x in records(s, until=lambda rs: {rid_r, rid_m} <= {x.get("CODELLM_REQUEST_ID") for x in rs})}
         t.eq((rr.status, rm.status, faces.get(rid_r), faces.get(rid_m)),
              (200, 200, ("responses", ID_RAN), ("mcp", ID_RAN)),
              "a /v1/responses run and an MCP tools/call: records of runs naming their faces")
         t.ok(recs and not any(secret.decode() in str(v) for v in rec.values()),
              "… and never their content")
+
+
+try:
+    scenario(Tagged("no journal, stderr"))
+    journald = private_journal()
+    T.ok(journald is not None, "a private journald is listening")
+    scenario(Tagged("journal"))
 finally:
     if journald is not None:
         journald.terminate()
         journald.wait(5)
-t.done()
+T.done()

@@ -137,6 +137,51 @@ static void test_nothing(void)
 	same_fields(&a, want, "nothing to run (info)");
 }
 
+/* The record as one JSON line (no journal): the same fields in the same
+ * order, each a string; newlines, quotes, backslashes and invalid
+ * UTF-8 cannot end the line or forge a key. */
+static void test_json(void)
+{
+	struct audit a = {
+		.kind = AUDIT_RAN, .request_id = "chatcmpl-5", .peer = "127.0.0.1:7",
+		.route = "POST /v1/chat/completions", .status = 200, .mode = "agent",
+		.model = "m\"x\\", .blocks = 1, .langs = "python", .code_sha256 = SHA,
+		.has_result = 1, .sandbox = "native net=none",
+	};
+	static const char want[] =
+		"{\"MESSAGE\":\"codellm: POST /v1/chat/completions 200: ran 1 block(s) (python), "
+		"exit 0, 0 ms\",\"MESSAGE_ID\":\"" AUDIT_ID_RAN "\",\"PRIORITY\":\"6\","
+		"\"SYSLOG_IDENTIFIER\":\"codellm\",\"CODELLM_REQUEST_ID\":\"chatcmpl-5\","
+		"\"CODELLM_PEER\":\"127.0.0.1:7\",\"CODELLM_ROUTE\":\"POST /v1/chat/completions\","
+		"\"CODELLM_STATUS\":\"200\",\"CODELLM_MODE\":\"agent\","
+		"\"CODELLM_MODEL\":\"m\\\"x\\\\\",\"CODELLM_BLOCKS\":\"1\","
+		"\"CODELLM_LANGS\":\"python\",\"CODELLM_CODE_SHA256\":\"" SHA "\","
+		"\"CODELLM_EXIT_CODE\":\"0\",\"CODELLM_TIMED_OUT\":\"false\","
+		"\"CODELLM_DURATION_MS\":\"0\",\"CODELLM_SANDBOX\":\"native net=none\","
+		"\"CODELLM_WRITE_PATHS\":\"a.md\\nb\\u0000\xef\xbf\xbd.md\"}\n";
+	struct audit_fields f;
+	struct jbuf b = { 0 };
+	const char *got;
+
+	jbuf_append(&a.write_paths, "a.md\nb\0\xff.md", 11);
+	audit_fields(&a, &f);
+	audit_fields_json(&f, &b);
+	got = jbuf_cstr(&b);
+	tap_ok(got && b.len == strlen(want) && !strcmp(got, want),
+	       "audit_fields_json: one line, every field a string, in order, escaped");
+	if (got && strcmp(got, want))
+		tap_diag("got  %s\nwant %s", got, want);
+	tap_ok(got && strchr(got, '\n') == got + b.len - 1,
+	       "audit_fields_json: the only newline ends the line");
+	audit_fields_free(&f);
+	jbuf_free(&b);
+	jbuf_free(&a.write_paths);
+	memset(&f, 0, sizeof f);
+	audit_fields_json(&f, &b);
+	tap_ok(jbuf_cstr(&b) && !strcmp(b.p, "{}\n"), "audit_fields_json: no fields is {}");
+	jbuf_free(&b);
+}
+
 static void test_request(void)
 {
 	static char n_py[] = "python", n_sh[] = "bash";
@@ -221,6 +266,7 @@ int main(void)
 	test_ran_agent();
 	test_refused();
 	test_nothing();
+	test_json();
 	test_request();
 	test_text();
 	return tap_done();
