@@ -263,6 +263,7 @@ static void pipeline_inputs(struct ctx *x, const struct chat_request *r,
 	p->unbuffered = r->stream;	/* python output flows as printed */
 	p->client_fd = x->c.in;
 	p->probe_client = 1;	/* the 200 head goes out before the run */
+	p->go_at_ready = 1;	/* start_run releases the blocks once ready */
 	p->sig_fd = x->c.sig_fd;
 	p->keepalive_ms = (long)(opt.keepalive_s * 1000);
 	p->cb.keepalive = keepalive;

@@ -38,13 +38,14 @@
 
 static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 
-/* "E<layer>: <reason>" on the ready pipe: the handler refuses the run
- * naming the layer (native) or retries without it (besteffort). */
+/* "E<layer>: <reason>\n" on the ready pipe: the handler refuses the run
+ * naming the layer (native) or retries without it (besteffort). The
+ * newline ends it: the init's "S" record may follow in the same read. */
 __attribute__((noreturn))
 static void child_fail(int ready_fd, const char *layer, int err)
 {
 	char msg[200];
-	int n = snprintf(msg, sizeof msg, "E%s: %s", layer, strerror(err));
+	int n = snprintf(msg, sizeof msg, "E%.80s: %.100s\n", layer, strerror(err));
 
 	if (n > 0)
 		sbx_write_all(ready_fd, msg, (size_t)n);

@@ -193,6 +193,10 @@ void sbx_pipeline_go(struct sbx_pipeline *p)
 
 	if (!f || p->go_fd < 0)
 		return;
+	if (p->go_sent) {
+		sbx_close_fd(&p->go_fd);
+		return;
+	}
 	f->t0 = sbx_now_ms();
 	memset(go, 'G', sizeof go);
 	for (; left > 0; left -= k) {

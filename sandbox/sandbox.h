@@ -93,6 +93,8 @@ struct sbx_pipeline {
 	int client_fd;			/* watched for disconnect, -1 for none */
 	int probe_client;		/* cb.keepalive may write to the client now */
 	int stop_at_cap;		/* end the run once stdout passes max_stdout */
+	int go_at_ready;		/* one block: it runs as soon as it is set
+					 * up (the caller goes right after) */
 	int sig_fd;			/* signalfd for SIGCHLD/TERM/INT/HUP */
 	long keepalive_ms;
 	struct sbx_callbacks cb;
@@ -108,6 +110,7 @@ struct sbx_pipeline {
 	pid_t *pids;
 	int *ready_fds;
 	int go_fd;
+	int go_sent;			/* the go bytes are in the pipe */
 	pid_t self;
 	struct sbx_relay *relay;	/* pipes between the two phases */
 };
@@ -117,8 +120,10 @@ struct sbx_pipeline {
 int sbx_signals_init(void);
 
 /* Phase one: create every block's process and wait until each reports
- * its setup finished. Nothing of the code has run when this returns. On
- * failure every process is gone and p->error says why. */
+ * its setup finished. Nothing of the code has run when this returns
+ * (but a lone block with go_at_ready, which may have started once set
+ * up). On failure every process is gone and p->error says why: no code
+ * ran. */
 int sbx_pipeline_start(struct sbx_pipeline *p);
 /* After the run is ended and every process of it killed (timeout,
  * disconnect, signal, output cap), the relay reads the pipes until EOF

@@ -115,4 +115,24 @@ with Server("--max-concurrent", "1", env={"CODELLM_RUNTIME_DIR": "/proc/nonexist
     r = s.run(block("bash", "echo x"))
     t.eq((r.status, (r.error() or {}).get("code")), (503, "server_misconfigured"),
          "an unusable slot directory: 503 server_misconfigured, nothing runs")
+
+# ---- a lone block runs as soon as it is set up (its go byte is sent
+# early): it may end, and its init send the end record, before the
+# handler reads the ready byte. Eight clients at once make that common;
+# every run must still answer with its output (the ready byte and the
+# end record are read apart, never as one "setup died").
+for mode, kw in (("off", dict(sandbox="off")), ("native", {})):
+    bad = []
+    with Server("--max-concurrent", "16", "--timeout", "30", **kw) as s:
+        def client(k):
+            for i in range(25):
+                r = s.run(block("bash", "echo %d-%d" % (k, i)))
+                if r.status != 200 or content(r) != "%d-%d\n" % (k, i):
+                    bad.append(r.raw[-300:])
+        th = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for x in th:
+            x.start()
+        for x in th:
+            x.join()
+    t.eq(bad[:2], [], "%s: 200 one-block runs from 8 clients at once all answer with their output" % mode)
 t.done()
