@@ -44,9 +44,13 @@ DEPS_RUN := python3 nodejs ruby php-cli perl bash iproute2
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 python3-matplotlib mandoc curl iproute2 procps psmisc clang systemd-container \
 	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2
+# Packages `make image` needs on top.
+DEPS_IMAGE := mmdebstrap podman
+# The image's name; `make image` tags it $(IMAGE):VERSION and $(IMAGE):latest.
+IMAGE ?= localhost/codellm
 
 .PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \
-	deps-check unit replay blackbox lint-man
+	deps-check deps-image unit replay blackbox lint-man image
 
 all: $(BIN) units/codellm-debug@.service
 
@@ -125,6 +129,9 @@ deps:
 deps-check:
 	@tests/install-deps $(DEPS_CHECK)
 
+deps-image:
+	@tests/install-deps $(DEPS_IMAGE)
+
 # Serve on 127.0.0.1:$(PORT) through systemd-socket-activate, one handler
 # process per connection, exactly as systemd's Accept=yes does.
 run: deps
@@ -134,6 +141,15 @@ run: deps
 check: deps-check
 	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
 	@tests/run-all
+
+# The container image: a Debian 12 root from Debian's packages only
+# (mmdebstrap) with codellm installed by `make install`, imported with
+# podman; its entrypoint is systemd-socket-activate in front of the
+# handler. About 2 minutes; see deploy/image/build and "Container image"
+# in README.md.
+image: deps deps-image
+	$(MAKE) all
+	@CODELLM_IMAGE_NAME=$(IMAGE) deploy/image/build
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: deps-check
