@@ -44,13 +44,16 @@ DEPS_RUN := python3 nodejs ruby php-cli perl bash iproute2
 # Packages `make check` needs on top.
 DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 python3-matplotlib mandoc curl iproute2 procps psmisc clang systemd-container \
 	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2
-# Packages `make image` needs on top.
-DEPS_IMAGE := mmdebstrap podman
+# Packages `make image` and `make check-image` need on top: Debian's
+# podman with runc (its crun 1.8 refuses hosts whose cgroups are in
+# hybrid mode), slirp4netns (the test's port, without a bridge on the
+# host), strace (the profile test follows the handler's calls).
+DEPS_IMAGE := mmdebstrap podman runc slirp4netns strace
 # The image's name; `make image` tags it $(IMAGE):VERSION and $(IMAGE):latest.
 IMAGE ?= localhost/codellm
 
 .PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \
-	deps-check deps-image unit replay blackbox lint-man image
+	deps-check deps-image unit replay blackbox lint-man image check-image
 
 all: $(BIN) units/codellm-debug@.service
 
@@ -150,6 +153,12 @@ check: deps-check
 image: deps deps-image
 	$(MAKE) all
 	@CODELLM_IMAGE_NAME=$(IMAGE) deploy/image/build
+
+# The image under its pod's security settings (podman, runc), and the
+# seccomp profile it needs: the suites whose names start with "image".
+# `make check` runs them too when CODELLM_IMAGE names a built image.
+check-image: image
+	@CODELLM_IMAGE=$(IMAGE):latest tests/run-all image
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: deps-check
