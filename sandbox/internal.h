@@ -59,6 +59,14 @@ struct sbx_seccomp_cfg {
 	int netlink_route;	/* allow socket(AF_NETLINK, *, NETLINK_ROUTE): the block has its own network namespace */
 	uint32_t uid, gid;	/* the block's own ids inside (65534): set*id/chown to anything else fail with EPERM */
 };
+/* The filter's signature: a system call number no kernel has (x86-64's
+ * table ends below it, x32's starts at 512) that the filter alone
+ * answers with an errno no kernel gives for it. Applying the filter
+ * calls it: another filter in front (a container runtime's) or a kernel
+ * that says EPERM itself (bpf with unprivileged_bpf_disabled) cannot
+ * pass for ours. */
+#define SBX_SECCOMP_CANARY_NR 511
+#define SBX_SECCOMP_CANARY_ERRNO ENOANO
 /* Compile the filter (deny by default, ENOSYS) into ret->insns. */
 int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
 /* The filter for the block's ids (SBX_BLOCK_ID), compiled at build time:

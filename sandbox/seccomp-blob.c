@@ -51,8 +51,8 @@ int sbx_seccomp_apply(const struct sbx_bpf *b)
 		return -EINVAL;
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
 		return -errno;
-	/* verify it took: a denied call must now fail with EPERM */
-	if (syscall(SYS_bpf, -1, NULL, 0) >= 0 || errno != EPERM)
+	/* verify it took: only this filter answers its canary so */
+	if (syscall(SBX_SECCOMP_CANARY_NR) >= 0 || errno != SBX_SECCOMP_CANARY_ERRNO)
 		return -EPERM;
 	return 0;
 }

@@ -121,8 +121,7 @@ static const int allow_nrs[] = {
 };
 
 /* EPERM: the kernel attack surface and the host's controls, which no
- * program needs (THREATS.md #3, #4, #10). bpf stays here: the apply
- * step proves the filter took by calling it. */
+ * program needs (THREATS.md #3, #4, #10). */
 static const char *const deny_names[] = {
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
 	"process_madvise", "pidfd_getfd",
@@ -428,7 +427,9 @@ int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret)
 	if ((rc = seccomp_attr_set(b.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) == 0 &&
 	    (rc = seccomp_attr_set(b.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) == 0 &&
 	    (rc = add_allow_list(&b)) == 0 && (rc = add_denies(&b)) == 0 &&
-	    (rc = add_arg_rules(&b, c)) == 0)
+	    (rc = add_arg_rules(&b, c)) == 0 &&
+	    (rc = rule(&b, SCMP_ACT_ERRNO(SBX_SECCOMP_CANARY_ERRNO),
+		       SBX_SECCOMP_CANARY_NR, 0, NULL)) == 0)
 		rc = export_bpf(b.ctx, ret);
 	seccomp_release(b.ctx);
 	return rc;

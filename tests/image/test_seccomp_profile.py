@@ -6,8 +6,9 @@ every call the block filter (sandbox/seccomp.c) allows, so a block sees
 the same answers in a container as on a host; and every call the handler
 and systemd-socket-activate make while serving runs in the six languages
 and /healthz (strace -f) passes it, but for the two it refuses on
-purpose (bpf: the handler's check that its block filter took expects
-EPERM; clone3: ENOSYS, so libc falls back to clone).
+purpose (the block filter's canary, system call 511, which no kernel
+has: the check that the block filter took expects that filter's own
+answer; bpf; clone3: ENOSYS, so libc falls back to clone).
 tests/image/test_image.py runs the profile in a container."""
 import glob
 import json
@@ -28,7 +29,7 @@ PROFILE = os.path.join(TOP, "deploy", "seccomp", "codellm.json")
 # the block filter names these by number (newer than libseccomp 2.5.4)
 BY_NUMBER = {451: "cachestat", 452: "fchmodat2", 453: "map_shadow_stack", 454: "futex_wake",
              455: "futex_wait", 456: "futex_requeue", 462: "mseal"}
-REFUSED_ON_PURPOSE = {"bpf", "clone3"}
+REFUSED_ON_PURPOSE = {"syscall_0x1ff", "bpf", "clone3"}
 
 
 def gen(*args):

@@ -46,6 +46,11 @@ struct row {
 
 static const struct row rows[] = {
 	{ "getpid is allowed", NL0, SYS, SYS_getpid, { 0 }, OK, 0, 0 },
+	/* the canary the apply step checks: the filter's own answer, and
+	 * the kernel's without it */
+	{ "the canary (511) → ENOANO", NL0, SYS, SBX_SECCOMP_CANARY_NR, { 0 }, ERR, ENOANO, 0 },
+	{ "the canary with netlink → ENOANO", NL1, SYS, SBX_SECCOMP_CANARY_NR, { 0 }, ERR, ENOANO, 0 },
+	{ "unfiltered: the canary → ENOSYS (control)", NONE, SYS, SBX_SECCOMP_CANARY_NR, { 0 }, ERR, ENOSYS, 0 },
 	/* the kernel attack surface: EPERM, as the battery expects */
 	{ "bpf → EPERM", NL0, SYS, SYS_bpf, { NEG1, 0, 0 }, ERR, EPERM, 0 },
 	{ "ptrace → EPERM", NL0, SYS, SYS_ptrace, { 2, 0, 0, 0 }, ERR, EPERM, 0 },
