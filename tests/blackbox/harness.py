@@ -373,6 +373,23 @@ def dig(v, *path):
     return v
 
 
+def jcontent(r):
+    try:
+        return json.loads(content(r))
+    except Exception:
+        return None
+
+
+def completion_ok(r):
+    """HTTP 200 with a well-formed chat completion and its codellm object."""
+    j = r.json if r is not None else None
+    return (r is not None and r.status == 200 and isinstance(j, dict)
+            and j.get("object") == "chat.completion"
+            and isinstance(j.get("choices"), list) and len(j["choices"]) == 1
+            and isinstance(j["choices"][0].get("message"), dict)
+            and isinstance(j.get("codellm"), dict))
+
+
 def field(r, *path):
     return dig(r.json, *path)
 

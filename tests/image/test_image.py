@@ -104,19 +104,6 @@ def pyblock(body):
     return block("python", PRELUDE + body + EPILOGUE)
 
 
-def jcontent(r):
-    try:
-        return json.loads(content(r))
-    except Exception:
-        return None
-
-
-def completion_ok(r):
-    j = r.json if r is not None else None
-    return (r is not None and r.status == 200 and isinstance(j, dict)
-            and j.get("object") == "chat.completion" and isinstance(j.get("codellm"), dict))
-
-
 def diag_of(r, extra=None):
     d = "no response" if r is None else "status %s body %r" % (r.status, r.body[:1500])
     return d if extra is None else "%r\n%s" % (extra, d)
