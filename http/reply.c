@@ -78,7 +78,10 @@ static int sse_put(struct conn *c, char *out, size_t cap, size_t *used, const ch
 	return 0;
 }
 
-int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_ms)
+/* Each line of lines[0..len) as one event: "data: LINE", or with
+ * typed, "event: TYPE" and "data: REST" from a line "TYPE REST". */
+static int sse_lines(struct conn *c, const char *lines, size_t len, int typed,
+		     long deadline_ms)
 {
 	char out[16384];
 	size_t used = 0;
@@ -86,32 +89,14 @@ int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_m
 	while (len) {
 		const char *nl = memchr(lines, '\n', len);
 		size_t n = nl ? (size_t)(nl - lines) : len;
+		const char *sp = typed ? memchr(lines, ' ', n) : NULL;
+		size_t t = sp ? (size_t)(sp - lines) : typed ? n : 0;
 
-		if (sse_put(c, out, sizeof out, &used, "data: ", 6, deadline_ms) < 0 ||
-		    sse_put(c, out, sizeof out, &used, lines, n, deadline_ms) < 0 ||
-		    sse_put(c, out, sizeof out, &used, "\n\n", 2, deadline_ms) < 0)
-			return -1;
-		n += nl ? 1 : 0;
-		lines += n;
-		len -= n;
-	}
-	return used ? conn_write(c, out, used, deadline_ms) : 0;
-}
-
-int http_sse_typed(struct conn *c, const char *lines, size_t len, long deadline_ms)
-{
-	char out[16384];
-	size_t used = 0;
-
-	while (len) {
-		const char *nl = memchr(lines, '\n', len);
-		size_t n = nl ? (size_t)(nl - lines) : len;
-		const char *sp = memchr(lines, ' ', n);
-		size_t t = sp ? (size_t)(sp - lines) : n;
-
-		if (sse_put(c, out, sizeof out, &used, "event: ", 7, deadline_ms) < 0 ||
-		    sse_put(c, out, sizeof out, &used, lines, t, deadline_ms) < 0 ||
-		    sse_put(c, out, sizeof out, &used, "\ndata: ", 7, deadline_ms) < 0 ||
+		if ((typed &&
+		     (sse_put(c, out, sizeof out, &used, "event: ", 7, deadline_ms) < 0 ||
+		      sse_put(c, out, sizeof out, &used, lines, t, deadline_ms) < 0 ||
+		      sse_put(c, out, sizeof out, &used, "\n", 1, deadline_ms) < 0)) ||
+		    sse_put(c, out, sizeof out, &used, "data: ", 6, deadline_ms) < 0 ||
 		    sse_put(c, out, sizeof out, &used, lines + t + (sp != NULL),
 			    n - t - (sp != NULL), deadline_ms) < 0 ||
 		    sse_put(c, out, sizeof out, &used, "\n\n", 2, deadline_ms) < 0)
@@ -121,6 +106,16 @@ int http_sse_typed(struct conn *c, const char *lines, size_t len, long deadline_
 		len -= n;
 	}
 	return used ? conn_write(c, out, used, deadline_ms) : 0;
+}
+
+int http_sse_send(struct conn *c, const char *lines, size_t len, long deadline_ms)
+{
+	return sse_lines(c, lines, len, 0, deadline_ms);
+}
+
+int http_sse_typed(struct conn *c, const char *lines, size_t len, long deadline_ms)
+{
+	return sse_lines(c, lines, len, 1, deadline_ms);
 }
 
 int http_sse_comment(struct conn *c, const char *text, long deadline_ms)
