@@ -34,7 +34,7 @@ UNIT_BINS := $(UNIT_SRCS:.c=)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
-HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h *.h)
+HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h tests/fuzz/*.h *.h)
 TEST_HELPERS := tests/helpers/deny-syscalls tests/bench/bare-handler
 
 PORT ?= 8089

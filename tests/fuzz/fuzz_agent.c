@@ -31,23 +31,14 @@
 #include "json/agent.h"
 #include "json/response.h"
 #include "json/jstr.h"
+#include "tests/fuzz/common.h"
 
 /* the request id the calls are named after (agent_call_id) */
 #define FUZZ_REQ "0123456789abcdef01234567"
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_agent: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
 #define SEED "seed\"["	/* what the caller's buffer holds before */
 #define SEED_LEN (sizeof SEED - 1)
 #define MAX_DEPTH 64
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char t_write[] = "write_note", t_patch[] = "patch_note", t_finish[] = "finish";
 static char *const tools_all[] = { t_write, t_patch, t_finish };

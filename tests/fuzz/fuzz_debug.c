@@ -21,25 +21,14 @@
 #include "json/jstr.h"
 #include "json/request.h"
 #include "http/target.h"
+#include "tests/fuzz/common.h"
 
 #define MAX_BLOCKS 3
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_debug: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct registry reg;
 static const struct req_limits lim = {
 	.max_blocks = MAX_BLOCKS, .max_skipped = 4,
 	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
 };
-static int reg_ready;
 
 static void check_text(const char *p, size_t len, size_t size)
 {
@@ -53,7 +42,7 @@ static void parse(const char *in, size_t n, enum req_debug what)
 	struct chat_request r;
 	struct req_error e;
 	size_t block = (size_t)-1;
-	int rc = dbg_parse(in, n, &reg, &lim, what, &r, &block, &e);
+	int rc = dbg_parse(in, n, fuzz_registry(), &lim, what, &r, &block, &e);
 
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {
@@ -99,23 +88,14 @@ static void parse(const char *in, size_t n, enum req_debug what)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[256], *in, *v = NULL;
+	char *in, *v = NULL;
 	size_t n, len;
 	int rc;
 
-	if (!reg_ready) {
-		CHECK(reg_init(&reg) == 0);
-		CHECK(reg_allow(&reg, "python,bash", err, sizeof err) == 0);
-		reg_ready = 1;
-	}
 	if (size == 0)
 		return 0;
 	n = size - 1;
-	in = malloc(n ? n : 1);
-	if (!in)
-		abort();
-	if (n)
-		memcpy(in, data + 1, n);
+	in = fuzz_copy(data + 1, n);
 	switch (data[0] % 5) {
 	case 0: parse(in, n, REQ_DEBUG_LIST); break;
 	case 1: parse(in, n, REQ_DEBUG_BLOCK); break;

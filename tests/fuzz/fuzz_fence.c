@@ -17,18 +17,9 @@
 #include <string.h>
 
 #include "json/fence.h"
+#include "tests/fuzz/common.h"
 
 #define SMALL 4
-
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_fence: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* End of the line starting at `off`, line ending excluded; *next gets the
  * start of the following line. */

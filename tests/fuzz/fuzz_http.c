@@ -6,20 +6,7 @@
  * abort so the replay driver fails `make check` too. */
 #include "http/http.h"
 #include "http/target.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: invariant failed: %s\n", \
-			__FILE__, __LINE__, #cond); \
-		abort(); \
-	} \
-} while (0)
+#include "tests/fuzz/common.h"
 
 static int inside(const char *p, size_t n, const char *base, size_t len)
 {
@@ -30,10 +17,7 @@ static int inside(const char *p, size_t n, const char *base, size_t len)
 static int parse_copy(const uint8_t *data, size_t len, struct http_request *req,
 		      char **copy)
 {
-	*copy = calloc(1, len ? len : 1);
-	CHECK(*copy);
-	if (len)
-		memcpy(*copy, data, len);
+	*copy = fuzz_copy(data, len);
 	return http_parse_head(*copy, len, req);
 }
 

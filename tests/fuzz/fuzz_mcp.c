@@ -34,39 +34,17 @@
 #include "json/jstr.h"
 #include "json/mcp.h"
 #include "json/request.h"
+#include "tests/fuzz/common.h"
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_mcp: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct registry reg;
 static const struct req_limits lim = {
 	.max_blocks = 16, .max_skipped = 4,
 	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
 };
-static int reg_ready;
-
-static char *exact(const void *p, size_t n)
-{
-	char *s = malloc(n ? n : 1);
-
-	if (!s)
-		abort();
-	if (n)
-		memcpy(s, p, n);
-	return s;
-}
 
 /* The header's value as an exact-size copy (kept in *own to free). */
 static void header(const char *v, char **own, const char **ret, size_t *len)
 {
-	*own = v ? exact(v, strlen(v)) : NULL;
+	*own = v ? fuzz_copy(v, strlen(v)) : NULL;
 	*ret = *own;
 	*len = v ? strlen(v) : 0;
 }
@@ -145,7 +123,7 @@ static void check_chat(const struct mcp_msg *m, const char *body)
 	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "messages")));
 	cJSON_Delete(j);
 	CHECK(jstr_utf8_valid(body, strlen(body)));
-	rc = req_parse(body, strlen(body), &reg, &lim, &r, &e);
+	rc = req_parse(body, strlen(body), fuzz_registry(), &lim, &r, &e);
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {
 		CHECK(e.status == 400 || e.status == 403 || e.status == 413 || e.status == 503);
@@ -162,7 +140,7 @@ static void check_chat(const struct mcp_msg *m, const char *body)
 		size_t n = strlen(code), got = r.blocks[0].code_len;
 
 		CHECK(r.nblocks == 1);
-		CHECK(r.blocks[0].interp == reg_lookup(&reg, lang, strlen(lang)));
+		CHECK(r.blocks[0].interp == reg_lookup(fuzz_registry(), lang, strlen(lang)));
 		if (n && code[n - 1] == '\n')
 			n--;
 		if (got && r.blocks[0].code[got - 1] == '\n')
@@ -179,7 +157,7 @@ static void tool_call(const struct mcp_msg *m)
 	int rc;
 
 	memset(why, 0x55, sizeof why);
-	rc = mcp_tool_request(m, &reg, &body, why, sizeof why, &e);
+	rc = mcp_tool_request(m, fuzz_registry(), &body, why, sizeof why, &e);
 	CHECK(rc == 0 || rc == 1 || rc == -1);
 	if (rc < 0) {
 		CHECK(body == NULL);
@@ -203,15 +181,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mcp_msg m;
 	struct mcp_error e;
 	const char *v;
-	char err[256], *body, *hv, *hm, *hn;
+	char *body, *hv, *hm, *hn;
 	size_t n;
 	int rc;
 
-	if (!reg_ready) {
-		CHECK(reg_init(&reg) == 0);
-		CHECK(reg_allow(&reg, "python,bash", err, sizeof err) == 0);
-		reg_ready = 1;
-	}
 	if (size == 0)
 		return 0;
 	switch (data[0] & 7) {
@@ -224,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	header(methods[(data[0] >> 3) & 3], &hm, &h.method, &h.method_len);
 	header(names[(data[0] >> 5) & 3], &hn, &h.name, &h.name_len);
 	n = size - 1;
-	body = exact(data + 1, n);
+	body = fuzz_copy(data + 1, n);
 
 	memset(&e, 0, sizeof e);
 	rc = mcp_parse(body, n, &h, &m, &e);
@@ -245,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct jbuf b = {0};
 
 			memset(&e, 0, sizeof e);
-			rc = mcp_answer_method(&b, &m, &reg, "0.0-fuzz", &e);
+			rc = mcp_answer_method(&b, &m, fuzz_registry(), "0.0-fuzz", &e);
 			CHECK(rc == 0 || rc == -1);
 			if (rc == 0) {
 				check_envelope(&b, m.id, "result");

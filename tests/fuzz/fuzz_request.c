@@ -22,30 +22,21 @@
 
 #include "json/jstr.h"
 #include "json/request.h"
+#include "tests/fuzz/common.h"
 
 #define MAX_BLOCKS 16
 #define MAX_SKIPPED 4
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_request: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct registry reg;
 static const struct req_limits lim = {
 	.max_blocks = MAX_BLOCKS, .max_skipped = MAX_SKIPPED,
 	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
 };
-static int reg_ready;
 
 static int in_registry(const struct interp *it)
 {
-	return it >= reg.v && it < reg.v + reg.n;
+	const struct registry *g = fuzz_registry();
+
+	return it >= g->v && it < g->v + g->n;
 }
 
 static void check_text(const char *p, size_t len, size_t size)
@@ -143,21 +134,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct chat_request r;
 	struct req_error e;
-	char err[256], *body;
+	char *body;
 	int rc;
 
-	if (!reg_ready) {
-		CHECK(reg_init(&reg) == 0);
-		CHECK(reg_allow(&reg, "python,bash", err, sizeof err) == 0);
-		reg_ready = 1;
-	}
-	/* exact size: the replay driver's buffer has a spare byte */
-	body = malloc(size ? size : 1);
-	if (!body)
-		abort();
-	if (size)
-		memcpy(body, data, size);
-	rc = req_parse(body, size, &reg, &lim, &r, &e);
+	body = fuzz_copy(data, size);
+	rc = req_parse(body, size, fuzz_registry(), &lim, &r, &e);
 	CHECK(rc == 0 || rc == -1);
 	if (rc == 0)
 		check_ok(&r, size);

@@ -25,23 +25,12 @@
 #include "json/jstr.h"
 #include "json/request.h"
 #include "json/responses.h"
+#include "tests/fuzz/common.h"
 
-#define CHECK(c) do { \
-	if (!(c)) { \
-		fprintf(stderr, "fuzz_responses: %s:%d: check failed: %s\n", \
-			__FILE__, __LINE__, #c); \
-		abort(); \
-	} \
-} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static struct registry reg;
 static const struct req_limits lim = {
 	.max_blocks = 16, .max_skipped = 4,
 	.max_files = 4, .max_file_bytes = 1024, .max_files_bytes = 2048,
 };
-static int reg_ready;
 
 static void check_error(const struct req_error *e, int translate)
 {
@@ -88,20 +77,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rsp_face f;
 	struct chat_request r;
 	struct req_error e;
-	char err[256], *body;
+	char *body;
 	int rc;
 
-	if (!reg_ready) {
-		CHECK(reg_init(&reg) == 0);
-		CHECK(reg_allow(&reg, "python,bash", err, sizeof err) == 0);
-		reg_ready = 1;
-	}
-	/* exact size: the replay driver's buffer has a spare byte */
-	body = malloc(size ? size : 1);
-	if (!body)
-		abort();
-	if (size)
-		memcpy(body, data, size);
+	body = fuzz_copy(data, size);
 	rc = rsp_translate(body, size, &f, &e);
 	CHECK(rc == 0 || rc == -1);
 	if (rc < 0) {
@@ -112,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_face(&f);
-	rc = req_parse(f.chat, f.chat_len, &reg, &lim, &r, &e);
+	rc = req_parse(f.chat, f.chat_len, fuzz_registry(), &lim, &r, &e);
 	CHECK(rc == 0 || rc == -1);
 	if (rc == 0) {
 		CHECK(r.nblocks >= 1 || r.rerun_guard);
