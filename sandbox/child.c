@@ -17,7 +17,12 @@
  * the program has exec'd or ended (CLONE_VFORK). The handler is
  * single-threaded, so after fork any libc call is safe here; raise()
  * and abort() are not, since a raw clone leaves libc's cached thread id
- * stale. */
+ * stale.
+ *
+ * --sandbox off runs a lone block without a first process at all
+ * (sbx_spawn_direct, at the end): the program is the handler's child,
+ * set up in the handler's memory while the handler sleeps (CLONE_VFORK)
+ * and exec'd at once, its go byte being in the pipe already. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -517,29 +522,36 @@ static int program_entry(void *arg)
 #endif
 #endif
 
+#define PROGRAM_STACK (256 * 1024)
+
 /* The program process, in this process's memory on a stack of its own
  * (a guard page below it): see the top of this file. Its pid, or
- * -errno. */
-static pid_t start_program(struct program_args *a, int with_init)
+ * -errno; *stack is the stack, for a caller that outlives the program's
+ * exec to unmap. */
+static pid_t start_program(int (*entry)(void *), struct program_args *a,
+			   int with_init, char **stack)
 {
 #ifdef PROGRAM_FORKS
 	pid_t pid = fork();
 
 	(void)with_init;
+	*stack = NULL;
 	if (pid == 0)
-		program_entry(a);
+		entry(a);
 	return pid < 0 ? -errno : pid;
 #else
-	const size_t page = 4096, size = 256 * 1024;
-	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	const size_t page = 4096;
 	pid_t pid;
 
-	if (stack == MAP_FAILED)
+	*stack = mmap(NULL, PROGRAM_STACK, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (*stack == MAP_FAILED) {
+		*stack = NULL;
 		return -errno;
-	if (mprotect(stack, page, PROT_NONE) < 0)
+	}
+	if (mprotect(*stack, page, PROT_NONE) < 0)
 		return -errno;
-	pid = clone(program_entry, stack + size,
+	pid = clone(entry, *stack + PROGRAM_STACK,
 		    CLONE_VM | (with_init ? 0 : CLONE_VFORK) | SIGCHLD, a);
 	return pid < 0 ? -errno : pid;
 #endif
@@ -552,6 +564,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	int with_init = !!(pol->layers & SBX_BIT(SBX_L_INIT)), syncp[2];
 	struct program_args a;
 	sigset_t wait_set;
+	char *stack;
 	pid_t prog;
 
 	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
@@ -575,7 +588,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	if (with_init && pipe2(syncp, 0) < 0)
 		child_fail(f->ready, "init", errno);
 	a = (struct program_args){ p, i, f, getpid(), with_init ? syncp[0] : -1, with_init ? syncp[1] : -1 };
-	prog = start_program(&a, with_init);
+	prog = start_program(program_entry, &a, with_init, &stack);
 	if (prog < 0)
 		child_fail(f->ready, "fork", -prog);
 	if (with_init) {
@@ -583,4 +596,31 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		exec_init(pol, prog, f->ready, syncp[1]);
 	}
 	init_wait(prog, f->ready);
+}
+
+/* The handler's own half of a direct start: the block's setup that
+ * --sandbox off keeps (its session, its descriptors, the workdir), then
+ * the program, in the handler's memory until it execs. */
+static int direct_entry(void *arg)
+{
+	const struct program_args *a = arg;
+
+	signal(SIGPIPE, SIG_DFL);
+	close(a->f->go_wr);
+	become_block(a->p->pol, a->f);
+	build_block(a->p->pol, a->i, a->f);
+	program(a->p, a->i, a->f, a->init, -1);
+}
+
+pid_t sbx_spawn_direct(const struct sbx_pipeline *p, size_t i,
+		       const struct sbx_child_fds *f)
+{
+	struct program_args a = { p, i, f, getpid(), -1, -1 };
+	char *stack;
+	pid_t pid = start_program(direct_entry, &a, 0, &stack);
+
+	/* CLONE_VFORK: the program has exec'd or ended, the stack is free */
+	if (stack)
+		munmap(stack, PROGRAM_STACK);
+	return pid;
 }

@@ -165,6 +165,16 @@ __attribute__((noreturn))
 void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		    const struct sbx_child_fds *f);
 
+/* --sandbox off, a lone block whose go byte is sent already: no init,
+ * nothing to confine and nothing to wait for, so the program is the
+ * handler's own child, started like vfork (it shares the handler's
+ * memory, the handler sleeping, until it execs: no copy of the
+ * handler's page tables, no copy-on-write faults on either side). The
+ * handler, a child subreaper, reaps it and sweeps what it leaves, as
+ * the init would. Its pid, or -errno. */
+pid_t sbx_spawn_direct(const struct sbx_pipeline *p, size_t i,
+		       const struct sbx_child_fds *f);
+
 /* ---- spawn.c, relay.c: a pipeline's two phases ---- */
 
 /* What one read or write of the relay moves at most. */

@@ -184,6 +184,32 @@ static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 	return 0;
 }
 
+/* Without a sandbox, a lone block already released needs no process of
+ * its own around the program (sbx_spawn_direct). */
+static int direct(const struct sbx_pipeline *p)
+{
+	return p->pol->layers == 0 && p->n == 1 && p->go_sent;
+}
+
+/* Block i's first process: the clone into its namespaces, or (direct)
+ * the program itself. Its pid, or -1 with *err set. */
+static pid_t start_block(const struct sbx_pipeline *p, size_t i,
+			 const struct sbx_child_fds *cf, unsigned long flags, int *err)
+{
+	pid_t pid;
+
+	if (direct(p)) {
+		pid = sbx_spawn_direct(p, i, cf);
+		*err = pid < 0 ? (int)-pid : 0;
+		return pid < 0 ? -1 : pid;
+	}
+	pid = clone_block(flags);
+	if (pid == 0)
+		sbx_child_main(p, i, cf);
+	*err = errno;
+	return pid;
+}
+
 /* Block i's uid/gid maps, written from the parent user namespace, then
  * "m" on its sync pipe: inside, the block is 65534; outside, the id the
  * run's files belong to. 0 or -errno. */
@@ -240,10 +266,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
 		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
 	};
-	pid = clone_block(flags);
-	if (pid == 0)
-		sbx_child_main(p, i, &cf);
-	e = errno;
+	pid = start_block(p, i, &cf, flags, &e);
 	close(*in);
 	close(outp[1]);
 	close(errp[1]);

@@ -87,6 +87,23 @@ try:
              "timeout: the run ends by its timeout", repr(r)[:500])
     with open(log) as f:
         check(f.read(), 2, "timeout")
+    # --sandbox off, one block: the program is the handler's own child
+    # (sbx_spawn_direct, no block process between them), and the handler
+    # sweeps what it leaves as the block's init would: its group at the
+    # reap, a process that left the group (setsid) once the run ended
+    with Server("--timeout", "20", inetd=True, handler=wrap, env=env, sandbox="off") as s:
+        r = s.run(block("bash", "sleep 317.25 & setsid sleep 318.25 &\n"
+                        "gp=$(awk '{print $4}' /proc/$PPID/stat)\n"
+                        "tr -d '\\n' < /proc/$PPID/comm; echo -n ' '; cat /proc/$gp/comm"))
+        got = content(r) if r.status == 200 else None
+        t.ok(got == "codellm-handler strace\n",
+             "off, one block: the program's parent is the handler, the handler's is "
+             "its starter (no block process between)", repr(got or r)[:500])
+        left = procs_matching("sleep 317.25") + procs_matching("sleep 318.25")
+        t.ok(not left, "off, one block: what it left behind (in its group, and setsid) "
+             "is gone once it answered", repr(left))
+    with open(log) as f:
+        check(f.read(), 1, "off, one block")
 finally:
     shutil.rmtree(d, ignore_errors=True)
 t.done()
