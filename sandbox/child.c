@@ -19,6 +19,13 @@
  * and abort() are not, since a raw clone leaves libc's cached thread id
  * stale.
  *
+ * The shared start (spawn.c) goes one step further for a lone native
+ * block: the first process itself runs in the handler's memory, the
+ * handler asleep (CLONE_VFORK) until it execs the init, so the order is
+ * reversed: the program sets itself up first while the first process
+ * waits for its "q", and from then on (the init exec'd, the handler
+ * running again) makes raw system calls only (quiet_exec).
+ *
  * --sandbox off runs a lone block without a first process at all
  * (sbx_spawn_direct, at the end): the program is the handler's child,
  * set up in the handler's memory while the handler sleeps (CLONE_VFORK)
@@ -42,6 +49,45 @@
 #include "sandbox/internal.h"
 
 static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+
+#if SBX_SHARED_START
+/* A system call without libc, for a program that shares the handler's
+ * memory while the handler runs (the shared start): errno is the
+ * handler's, so nothing may set it. -errno on failure. */
+#if defined(__x86_64__)
+static long raw_sys(long n, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+static long raw_sys(long n, long a, long b, long c)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2)
+			 : "memory");
+	return x0;
+}
+#endif
+
+__attribute__((noreturn))
+static void raw_exit(int code)
+{
+	for (;;)
+		raw_sys(SYS_exit_group, code, 0, 0);
+}
+#endif
 
 /* "E<layer>: <reason>\n" on the ready pipe: the handler refuses the run
  * naming the layer (native) or retries without it (besteffort). The
@@ -170,16 +216,15 @@ static void keep_only(const int *keep, size_t n)
 	close_range(next, ~0U, 0);
 }
 
-static void sort3(int *v)
+static void sort_fds(int *v, size_t n)
 {
-	for (int i = 0; i < 2; i++)
-		for (int j = 0; j < 2 - i; j++)
-			if (v[j] > v[j + 1]) {
-				int t = v[j];
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			int t = v[j];
 
-				v[j] = v[j + 1];
-				v[j + 1] = t;
-			}
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
 }
 
 static int oom_first(void)
@@ -254,9 +299,61 @@ static int await_init(int sync_rd)
 	return r == 0 ? 0 : -EPROTO;
 }
 
+#if SBX_SHARED_START
+/* The shared start's program, set up: it tells the block (which then
+ * execs the init, and the handler runs again in this memory), and from
+ * then on makes system calls only, with what it holds on its own stack:
+ * it waits for the init to have exec'd and become undumpable, reports
+ * ready, takes the go byte and execs. */
+__attribute__((noreturn))
+static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
+		       int sync_rd, int quiet_wr)
+{
+	char paths[3][512], msg[640];
+	const char *cand[3], *why;
+	size_t nc = 0, ml;
+	long r, err = ENOENT;
+	char c;
+
+	if (strchr(argv[0], '/'))
+		cand[nc++] = argv[0];
+	else
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(paths[k], sizeof paths[k], "%s/%s", exec_path[k], argv[0]);
+			cand[nc++] = paths[k];
+		}
+	ml = (size_t)snprintf(msg, sizeof msg, "codellm: cannot execute %.400s: ", argv[0]);
+	if (raw_sys(SYS_write, quiet_wr, (long)"q", 1) != 1)
+		raw_exit(126);
+	do
+		r = raw_sys(SYS_read, sync_rd, (long)&c, 1);
+	while (r == -EINTR);
+	if (r != 0 || raw_sys(SYS_write, ready, (long)"R", 1) != 1)
+		raw_exit(126);
+	do
+		r = raw_sys(SYS_read, go_rd, (long)&c, 1);
+	while (r == -EINTR);
+	if (r != 1 || c != 'G')
+		raw_exit(126);
+	for (size_t k = 0; k < nc; k++) {
+		r = raw_sys(SYS_execve, (long)cand[k], (long)argv, (long)envp);
+		if (r != -ENOENT)
+			err = -r;
+	}
+	/* strerrordesc_np only reads a table */
+	why = strerrordesc_np((int)err);
+	for (size_t k = 0; why && why[k] && ml + 2 < sizeof msg; k++)
+		msg[ml++] = why[k];
+	msg[ml++] = '\n';
+	raw_sys(SYS_write, 2, (long)msg, (long)ml);
+	raw_exit(err == ENOENT ? 127 : 126);
+}
+#endif
+
 __attribute__((noreturn))
 static void program(const struct sbx_pipeline *p, size_t i,
-		    const struct sbx_child_fds *f, pid_t init, int sync_rd)
+		    const struct sbx_child_fds *f, pid_t init, int sync_rd,
+		    int quiet_wr)
 {
 	const struct sbx_policy *pol = p->pol;
 	unsigned L = pol->layers;
@@ -269,8 +366,9 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	char **argv, **envp, go;
 	int rc;
 
-	/* first: until then the init runs in this memory */
-	if (sync_rd >= 0 && (rc = await_init(sync_rd)) < 0)
+	/* first: until then the init runs in this memory (in the shared
+	 * start the init waits for us instead: quiet_exec) */
+	if (quiet_wr < 0 && sync_rd >= 0 && (rc = await_init(sync_rd)) < 0)
 		child_fail(f->ready, "init", -rc);
 	landlock_spec(pol, root, &ll, ro, rw);
 	sigemptyset(&none);
@@ -317,6 +415,10 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	/* seccomp last: everything above needed calls it denies */
 	if ((L & SBX_BIT(SBX_L_SECCOMP)) && (rc = sbx_seccomp_apply(&pol->bpf)) < 0)
 		child_fail(f->ready, "seccomp", -rc);
+#if SBX_SHARED_START
+	if (quiet_wr >= 0)
+		quiet_exec(argv, envp, f->ready, f->go_rd, sync_rd, quiet_wr);
+#endif
 	if (sbx_write_all(f->ready, "R", 1) < 0)
 		_exit(126);
 	/* phase two: nothing runs until the handler says so */
@@ -431,7 +533,7 @@ static void init_wait(pid_t prog, int ready_fd)
 static void become_block(const struct sbx_policy *pol, const struct sbx_child_fds *f)
 {
 	unsigned L = pol->layers;
-	int rc, keep[3];
+	int rc, keep[4];
 	char sync;
 
 	/* Kernel memory held through descriptors (socket and pipe buffers)
@@ -442,9 +544,16 @@ static void become_block(const struct sbx_policy *pol, const struct sbx_child_fd
 	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = oom_first()) < 0)
 		child_fail(f->ready, "rlimits", -rc);
 	if (L & SBX_BIT(SBX_L_USERNS)) {
-		/* the handler writes our uid/gid maps, then says so */
-		if (read(f->sync, &sync, 1) != 1 || sync != 'm')
+		/* the handler writes our uid/gid maps, then says so; in the
+		 * shared start it sleeps, and we write them: a single line
+		 * of our own ids, which a process may map in its new
+		 * namespace itself (user_namespaces(7)) */
+		if (f->prog_stack) {
+			if ((rc = sbx_write_block_maps(0, pol->map_uid, pol->map_gid)) < 0)
+				child_fail(f->ready, "userns", -rc);
+		} else if (read(f->sync, &sync, 1) != 1 || sync != 'm') {
 			_exit(126);
+		}
 		/* become the mapped ids (a root handler's 0 is not mapped
 		 * here): files this process makes need a mapped owner, and
 		 * capabilities stay, as no uid 0 exists in this namespace */
@@ -465,8 +574,9 @@ static void become_block(const struct sbx_policy *pol, const struct sbx_child_fd
 	keep[0] = f->ready;
 	keep[1] = f->go_rd;
 	keep[2] = pol->files.init_fd;
-	sort3(keep);
-	keep_only(keep, 3);
+	keep[3] = f->exec_wr;
+	sort_fds(keep, 4);
+	keep_only(keep, 4);
 }
 
 /* The block's root (or, without one, the workdir), its hostname and
@@ -498,6 +608,7 @@ struct program_args {
 	const struct sbx_child_fds *f;
 	pid_t init;
 	int sync_rd, sync_wr;
+	int quiet_wr;		/* the shared start: "q" once set up, or -1 */
 };
 
 static int program_entry(void *arg)
@@ -507,7 +618,7 @@ static int program_entry(void *arg)
 	/* the init's end, in our own descriptor table */
 	if (a->sync_wr >= 0)
 		close(a->sync_wr);
-	program(a->p, a->i, a->f, a->init, a->sync_rd);
+	program(a->p, a->i, a->f, a->init, a->sync_rd, a->quiet_wr);
 }
 
 /* AddressSanitizer keeps one stack per thread: on a stack it did not
@@ -557,6 +668,47 @@ static pid_t start_program(int (*entry)(void *), struct program_args *a,
 #endif
 }
 
+#if SBX_SHARED_START
+/* The shared start: the program, cloned on the stack the handler gave,
+ * sets itself up while we wait; its "q" says it is done with libc (or
+ * it failed and said why on the ready pipe). Only then may the init
+ * exec and the handler run again. */
+static pid_t start_shared_program(struct program_args *a, const struct sbx_child_fds *f)
+{
+	int quiet[2];
+	pid_t prog;
+	long r;
+	char c = 0;
+
+	if (pipe2(quiet, O_CLOEXEC) < 0)
+		return -errno;
+	a->quiet_wr = quiet[1];
+	prog = clone(program_entry, f->prog_stack, CLONE_VM | SIGCHLD, a);
+	if (prog < 0)
+		return -errno;
+	/* system calls only: the program runs libc code now */
+	raw_sys(SYS_close, quiet[1], 0, 0);
+	do
+		r = raw_sys(SYS_read, quiet[0], (long)&c, 1);
+	while (r == -EINTR);
+	raw_sys(SYS_close, quiet[0], 0, 0);
+	if (r != 1 || c != 'q')
+		raw_exit(126);
+	return prog;
+}
+
+int sbx_child_entry(void *arg)
+{
+	const struct sbx_child_arg *a = arg;
+
+	/* the handler sleeps until we exec: a setup that hangs must not
+	 * hang it (alarm's default action ends us; cancelled at the exec) */
+	signal(SIGALRM, SIG_DFL);
+	alarm(SBX_SETUP_TIMEOUT_S);
+	sbx_child_main(a->p, a->i, a->f);
+}
+#endif
+
 void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		    const struct sbx_child_fds *f)
 {
@@ -587,12 +739,22 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 	/* not close-on-exec: the exec'd init keeps the write end */
 	if (with_init && pipe2(syncp, 0) < 0)
 		child_fail(f->ready, "init", errno);
-	a = (struct program_args){ p, i, f, getpid(), with_init ? syncp[0] : -1, with_init ? syncp[1] : -1 };
-	prog = start_program(program_entry, &a, with_init, &stack);
+	a = (struct program_args){ p, i, f, getpid(), with_init ? syncp[0] : -1,
+				   with_init ? syncp[1] : -1, -1 };
+#if SBX_SHARED_START
+	if (f->prog_stack) {
+		/* from here the program runs libc code and we wait; we
+		 * must not die before it said "q" */
+		alarm(0);
+		prog = start_shared_program(&a, f);
+	} else
+#endif
+		prog = start_program(program_entry, &a, with_init, &stack);
 	if (prog < 0)
 		child_fail(f->ready, "fork", -prog);
 	if (with_init) {
 		close(syncp[0]);
+		alarm(0);
 		exec_init(pol, prog, f->ready, syncp[1]);
 	}
 	init_wait(prog, f->ready);
@@ -609,13 +771,13 @@ static int direct_entry(void *arg)
 	close(a->f->go_wr);
 	become_block(a->p->pol, a->f);
 	build_block(a->p->pol, a->i, a->f);
-	program(a->p, a->i, a->f, a->init, -1);
+	program(a->p, a->i, a->f, a->init, -1, -1);
 }
 
 pid_t sbx_spawn_direct(const struct sbx_pipeline *p, size_t i,
 		       const struct sbx_child_fds *f)
 {
-	struct program_args a = { p, i, f, getpid(), -1, -1 };
+	struct program_args a = { p, i, f, getpid(), -1, -1, -1 };
 	char *stack;
 	pid_t pid = start_program(direct_entry, &a, 0, &stack);
 

@@ -88,7 +88,10 @@ int sbx_has_groups(void);
 int sbx_caps_drop(void);
 int sbx_bounding_drop(void);
 int sbx_net_is_empty(void);
+/* pid's uid and gid maps (setgroups denied first); pid 0: our own */
 int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
+/* A block's: inside it is 65534, outside uid and gid (pid 0: our own). */
+int sbx_write_block_maps(pid_t pid, uid_t uid, gid_t gid);
 /* In the block's first process: private mounts, the minimal root,
  * /proc, pivot_root. *ret_layer names what failed. */
 int sbx_block_root(const struct sbx_policy *pol, size_t index,
@@ -159,7 +162,49 @@ struct sbx_child_fds {
 	int ready;		/* "R" or "E<layer>: reason" to the handler */
 	int go_rd, go_wr;	/* the handler's go byte; our copy of its write end */
 	int sync;		/* the handler wrote our uid/gid maps */
+	/* the shared start (spawn.c): NULL for the ordinary one */
+	char *prog_stack;	/* top of the program's stack */
+	int exec_wr;		/* ours and the program's; EOF once it exec'd */
 };
+
+/* The shared start of a lone native block (spawn.c) is possible here:
+ * not under AddressSanitizer (its builds fork the program), and on an
+ * architecture whose system-call entry child.c knows. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SBX_SHARED_START 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SBX_SHARED_START 0
+#endif
+#endif
+#ifndef SBX_SHARED_START
+#if defined(__x86_64__) || defined(__aarch64__)
+#define SBX_SHARED_START 1
+#else
+#define SBX_SHARED_START 0
+#endif
+#endif
+
+/* How long a block's setup may take before the handler gives up on it. */
+#define SBX_SETUP_TIMEOUT_S 10
+
+/* What the handler keeps of a shared start until the program has
+ * exec'd: the pipe that says so, the program's stack, and the
+ * handler's own oom_score_adj to take back (the block's raised it). */
+struct sbx_shared {
+	int exec_fd;
+	char *stack;
+	size_t stack_len;
+	char oom[16];		/* "" when not saved */
+};
+
+/* clone()'s entry for the shared start: arg is a struct sbx_child_arg. */
+struct sbx_child_arg {
+	const struct sbx_pipeline *p;
+	size_t i;
+	const struct sbx_child_fds *f;
+};
+int sbx_child_entry(void *arg);
 
 __attribute__((noreturn))
 void sbx_child_main(const struct sbx_pipeline *p, size_t i,

@@ -52,7 +52,10 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 {
 	char path[64];
 
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	if (pid)
+		snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	else
+		snprintf(path, sizeof path, "/proc/self/%s", file);
 	return write_text(path, text);
 }
 
@@ -68,6 +71,15 @@ int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map)
 	if ((rc = write_proc(pid, "uid_map", uid_map)) < 0)
 		return rc;
 	return write_proc(pid, "gid_map", gid_map);
+}
+
+int sbx_write_block_maps(pid_t pid, uid_t uid, gid_t gid)
+{
+	char umap[48], gmap[48];
+
+	snprintf(umap, sizeof umap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)uid);
+	snprintf(gmap, sizeof gmap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)gid);
+	return sbx_write_maps(pid, umap, gmap);
 }
 
 /* The unprivileged way: a one-id map of our own uid, which a process

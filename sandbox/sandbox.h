@@ -68,6 +68,7 @@ struct sbx_rundir {
 
 struct sbx_pipeline;
 struct sbx_relay;
+struct sbx_shared;
 
 /* Called while a run is quiet (every keepalive_ms), and with the last
  * block's stdout as it arrives. A negative return ends the run as a
@@ -113,6 +114,7 @@ struct sbx_pipeline {
 	int go_sent;			/* the go bytes are in the pipe */
 	pid_t self;
 	struct sbx_relay *relay;	/* pipes between the two phases */
+	struct sbx_shared *shared;	/* a shared start not yet settled */
 };
 
 /* Signals the run loop needs delivered through a signalfd: block them in

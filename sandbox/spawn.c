@@ -22,7 +22,7 @@
 
 #include "sandbox/internal.h"
 
-#define SETUP_TIMEOUT_MS 10000
+#define SETUP_TIMEOUT_MS (SBX_SETUP_TIMEOUT_S * 1000)
 
 void sbx_close_fd(int *fd)
 {
@@ -191,13 +191,129 @@ static int direct(const struct sbx_pipeline *p)
 	return p->pol->layers == 0 && p->n == 1 && p->go_sent;
 }
 
+#if SBX_SHARED_START
+#define SHARED_STACK (256 * 1024)
+
+/* The shared start: a lone native block, released already, whose
+ * uid/gid maps it may write itself (one line of the handler's own ids).
+ * Its first process runs in the handler's memory while the handler
+ * sleeps (CLONE_VM|CLONE_VFORK) until it execs the init, and its
+ * program after it until the program execs, so nothing copies the
+ * handler's page tables and no side takes a copy-on-write fault (about
+ * 20 us each on a paravirtualized machine). The price is in child.c:
+ * once the handler runs again the program makes system calls only. */
+static int shared(const struct sbx_pipeline *p)
+{
+	const struct sbx_policy *pol = p->pol;
+	unsigned need = SBX_BIT(SBX_L_USERNS) | SBX_BIT(SBX_L_INIT);
+
+	return SBX_SHARED_START && (pol->layers & need) == need && p->n == 1 &&
+	       p->go_sent && pol->map_uid == geteuid() && pol->map_gid == getegid();
+}
+
+static char *stack_map(void)
+{
+	char *s = mmap(NULL, SHARED_STACK, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+	if (s == MAP_FAILED)
+		return NULL;
+	/* a guard page below */
+	if (mprotect(s, 4096, PROT_NONE) < 0) {
+		munmap(s, SHARED_STACK);
+		return NULL;
+	}
+	return s;
+}
+
+/* The handler's oom_score_adj, as /proc/self has it ("" if unreadable). */
+static void save_oom(char *buf, size_t len)
+{
+	int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+#endif
+
+/* Once the shared start's program has exec'd (or, gone, every process
+ * of the run is reaped), the handler's memory is its own again: the
+ * program's stack goes, and the handler takes back its oom_score_adj,
+ * which the block raised (for all that shared this memory) to 1000. */
+static void shared_settle(struct sbx_pipeline *p, int gone)
+{
+	struct sbx_shared *s = p->shared;
+	struct pollfd pfd;
+	char c;
+	int fd;
+
+	if (!s)
+		return;
+	if (!gone) {
+		pfd = (struct pollfd){ .fd = s->exec_fd, .events = POLLIN };
+		if (poll(&pfd, 1, SETUP_TIMEOUT_MS) <= 0 || read(s->exec_fd, &c, 1) != 0)
+			return;		/* sbx_pipeline_abort settles it */
+	}
+	close(s->exec_fd);
+	munmap(s->stack, s->stack_len);
+	if (s->oom[0] && (fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (write(fd, s->oom, strlen(s->oom)) < 0)
+			fprintf(stderr, "codellm: restoring oom_score_adj: %s\n", strerror(errno));
+		close(fd);
+	}
+	free(s);
+	p->shared = NULL;
+}
+
+#if SBX_SHARED_START
+static pid_t start_shared(struct sbx_pipeline *p, size_t i, struct sbx_child_fds *cf,
+			  unsigned long flags, int *err)
+{
+	struct sbx_child_arg arg = { p, i, cf };
+	struct sbx_shared *s = calloc(1, sizeof *s);
+	char *bstack = stack_map();
+	int ex[2];
+	pid_t pid;
+
+	if (!s || !bstack || !(s->stack = stack_map()) || pipe2(ex, O_CLOEXEC) < 0) {
+		*err = errno ? errno : ENOMEM;
+		if (s && s->stack)
+			munmap(s->stack, SHARED_STACK);
+		if (bstack)
+			munmap(bstack, SHARED_STACK);
+		free(s);
+		return -1;
+	}
+	s->stack_len = SHARED_STACK;
+	s->exec_fd = ex[0];
+	if (p->pol->layers & SBX_BIT(SBX_L_RLIMITS))
+		save_oom(s->oom, sizeof s->oom);
+	p->shared = s;
+	cf->prog_stack = s->stack + SHARED_STACK;
+	cf->exec_wr = ex[1];
+	pid = clone(sbx_child_entry, bstack + SHARED_STACK,
+		    (int)(flags | CLONE_VM | CLONE_VFORK | SIGCHLD), &arg);
+	*err = errno;
+	close(ex[1]);
+	munmap(bstack, SHARED_STACK);
+	return pid;
+}
+#endif
+
 /* Block i's first process: the clone into its namespaces, or (direct)
  * the program itself. Its pid, or -1 with *err set. */
-static pid_t start_block(const struct sbx_pipeline *p, size_t i,
-			 const struct sbx_child_fds *cf, unsigned long flags, int *err)
+static pid_t start_block(struct sbx_pipeline *p, size_t i,
+			 struct sbx_child_fds *cf, unsigned long flags, int *err)
 {
 	pid_t pid;
 
+#if SBX_SHARED_START
+	if (shared(p))
+		return start_shared(p, i, cf, flags, err);
+#endif
 	if (direct(p)) {
 		pid = sbx_spawn_direct(p, i, cf);
 		*err = pid < 0 ? (int)-pid : 0;
@@ -215,12 +331,8 @@ static pid_t start_block(const struct sbx_pipeline *p, size_t i,
  * run's files belong to. 0 or -errno. */
 static int write_block_maps(const struct sbx_policy *pol, pid_t pid, int sync_wr)
 {
-	char umap[48], gmap[48];
-	int rc;
+	int rc = sbx_write_block_maps(pid, pol->map_uid, pol->map_gid);
 
-	snprintf(umap, sizeof umap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)pol->map_uid);
-	snprintf(gmap, sizeof gmap, "%d %u 1\n", SBX_BLOCK_ID, (unsigned)pol->map_gid);
-	rc = sbx_write_maps(pid, umap, gmap);
 	if (rc == 0 && write(sync_wr, "m", 1) != 1)
 		rc = -EIO;
 	return rc;
@@ -264,7 +376,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	open_to_block(errp[1]);
 	cf = (struct sbx_child_fds){
 		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
-		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0],
+		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0], .exec_wr = -1,
 	};
 	pid = start_block(p, i, &cf, flags, &e);
 	close(*in);
@@ -293,7 +405,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	}
 	p->pids[i] = pid;
 	p->r.res[i].started = 1;
-	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) &&
+	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) && !cf.prog_stack &&
 	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
 		close(syncp[1]);
 		sbx_close_fd(in);
@@ -389,6 +501,7 @@ static int start_once(struct sbx_pipeline *p)
 		unshare(CLONE_NEWIPC);
 	if ((rc = await_ready(p, f)) < 0)
 		return rc;
+	shared_settle(p, 0);
 	for (size_t i = 0; i + 1 < p->n; i++) {
 		f->edges[i].buf = malloc(RELAY_BUF);
 		if (!f->edges[i].buf)
@@ -456,6 +569,7 @@ void sbx_pipeline_abort(struct sbx_pipeline *p)
 		}
 	}
 	sbx_kill_descendants();
+	shared_settle(p, 1);
 	sbx_free_fds(p, p->relay);
 	p->relay = NULL;
 }

@@ -779,4 +779,54 @@ with Server("--max-open-files", "32", "--address-space-max", "512M", "--memory-m
     t.eq(content(r), "MemoryError\n536870912\n",
          "--address-space-max 512M: a 1 GiB allocation fails (RLIMIT_AS 536870912), the answer arrives")
 
+# ---- a program that cannot be executed, in every start ------------------------
+# (native: the shared start's program makes system calls only by then,
+# and says why itself; --sandbox off: the handler's own child)
+tmpd = tempfile.mkdtemp(prefix="codellm-interp-")
+os.chmod(tmpd, 0o755)
+plain = os.path.join(tmpd, "plain")        # no execute bit, not even for root
+with open(plain, "w") as f:
+    f.write("not a program\n")
+os.chmod(plain, 0o644)
+for mode in ("native", "off"):
+    # inside a block's root the plain file is /etc/hostname (written there, 0644)
+    noexec = "/etc/hostname" if mode == "native" else plain
+    interp = os.path.join(tmpd, mode + ".json")
+    with open(interp, "w") as f:
+        json.dump({"nosuch": {"argv": ["no-such-binary-" + U, "{file}"], "ext": ".x"},
+                   "abs": {"argv": ["/usr/bin/no-such-" + U, "{file}"], "ext": ".y"},
+                   "noexec": {"argv": [noexec, "{file}"], "ext": ".z"}}, f)
+    os.chmod(interp, 0o644)
+    with Server("--interpreters", interp, "--allowed-programs", "nosuch,abs,noexec",
+                sandbox=None if mode == "native" else "off") as s:
+        for lang, path, code, why in (("nosuch", "no-such-binary-" + U, 127, "No such file or directory"),
+                                      ("abs", "/usr/bin/no-such-" + U, 127, "No such file or directory"),
+                                      ("noexec", noexec, 126, "Permission denied")):
+            r = s.run(block(lang, "x"))
+            t.ok(r.status == 200 and field(r, "codellm", "exit_code") == code and
+                 field(r, "codellm", "stderr") == "codellm: cannot execute %s: %s\n" % (path, why),
+                 "%s: an interpreter that cannot be executed (%s) ends the block with %d and says why"
+                 % (mode, why, code), r.body[-400:])
+shutil.rmtree(tmpd, ignore_errors=True)
+
+# ---- the handler keeps its oom_score_adj --------------------------------------
+# The shared start's block raises oom_score_adj to 1000 while it shares
+# the handler's memory (for every process sharing it): the handler takes
+# its own back once the program has exec'd, while the program keeps 1000.
+with Server() as s:
+    mine = open("/proc/self/oom_score_adj").read().strip()
+    c = open_chat(s, {"model": "codellm", "messages": [{"role": "user", "content": block(
+        "bash", "cat /proc/self/oom_score_adj; sleep 1." + U)}]})
+    time.sleep(0.6)
+    pid = handler_pid(s)
+    try:
+        with open("/proc/%d/oom_score_adj" % pid) as f:
+            during = f.read().strip()
+    except (OSError, TypeError):
+        during = None
+    r = Resp(read_all(c))
+    t.ok(during == mine and content(r) == "1000\n",
+         "native: while a block runs the handler's oom_score_adj is its own (%s), the block's 1000"
+         % mine, "handler %r, block %r" % (during, content(r)))
+
 t.done()

@@ -104,6 +104,25 @@ try:
              "is gone once it answered", repr(left))
     with open(log) as f:
         check(f.read(), 1, "off, one block")
+    # native, one block: the shared start (sandbox/spawn.c) clones the
+    # block into its namespaces sharing the handler's memory, the handler
+    # asleep until the block execs its init (CLONE_VM|CLONE_VFORK); the
+    # AddressSanitizer build keeps the ordinary fork-like clone
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec %s -qq -e trace=clone -o %s -- %s \"$@\"\n"
+                % (STRACE, log, HANDLER))
+    with Server("--timeout", "20", inetd=True, handler=wrap, env=env) as s:
+        r = s.run(block("bash", "echo hi"))
+        t.ok(r.status == 200 and content(r) == "hi\n", "native, one block: the run answers",
+             repr(r)[:500])
+    with open(log) as f:
+        clones = [ln for ln in f.read().splitlines() if "CLONE_NEWUSER" in ln]
+    want = not SANITIZE
+    t.ok(len(clones) == 1 and ("CLONE_VM" in clones[0] and "CLONE_VFORK" in clones[0]) == want,
+         "native, one block: the block is cloned %s" %
+         ("sharing the handler's memory, the handler asleep until it execs (CLONE_VM|CLONE_VFORK)"
+          if want else "with a copy of the handler's memory (AddressSanitizer build)"),
+         "\n".join(clones))
 finally:
     shutil.rmtree(d, ignore_errors=True)
 t.done()
