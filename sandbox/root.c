@@ -97,6 +97,11 @@ static int make_point(const char *dst, int is_dir)
 
 	if (is_dir)
 		return mkdir(dst, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	/* one call for a new file; an existing one must not be a link */
+	if (mknod(dst, S_IFREG | 0444, 0) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
 	fd = open(dst, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
 		return -errno;
@@ -113,28 +118,35 @@ static int bind_at(const char *src, const char *dst, int is_dir,
 		return rc;
 	if (mount(src, dst, NULL, MS_BIND | (is_dir ? MS_REC : 0), NULL) < 0)
 		return -errno;
-	return set_attr(dst, is_dir, attr);
+	return attr ? set_attr(dst, is_dir, attr) : 0;
 }
 
 /* A host entry as it is: a symlink copied (usr-merged /bin -> usr/bin),
- * a directory or file bound, anything absent skipped. */
-static int mirror(const char *host, const char *dst)
+ * a directory or file bound (with attr; 0 where the caller sets them on
+ * a mount above), anything absent skipped. type is readdir's d_type,
+ * or DT_UNKNOWN for an lstat to find it. */
+static int mirror(const char *host, const char *dst, unsigned char type,
+		  unsigned long long attr)
 {
 	struct stat st;
 	char target[PATH_MAX];
 	ssize_t n;
 
-	if (lstat(host, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISLNK(st.st_mode)) {
+	if (type == DT_UNKNOWN) {
+		if (lstat(host, &st) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		type = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR :
+		       S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+	}
+	if (type == DT_LNK) {
 		n = readlink(host, target, sizeof target - 1);
 		if (n < 0)
 			return -errno;
 		target[n] = '\0';
 		return symlink(target, dst) < 0 ? -errno : 0;
 	}
-	if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))
-		return bind_at(host, dst, S_ISDIR(st.st_mode), ATTR_HOST);
+	if (type == DT_DIR || type == DT_REG)
+		return bind_at(host, dst, type == DT_DIR, attr);
 	return 0;
 }
 
@@ -161,7 +173,14 @@ static int build_etc(const struct sbx_policy *pol)
 	/* the mount table as programs expect to find it (df, mount) */
 	if (symlink("../proc/self/mounts", "etc/mtab") < 0)
 		return -errno;
-	if (pol->allow_network && (rc = mirror("/etc/resolv.conf", "etc/resolv.conf")))
+	/* /etc a mount of its own: a recursive mount_setattr at the end
+	 * makes every host entry bound below nosuid and nodev, in place of
+	 * one call per entry (some 40), and one more the files written
+	 * here read-only, as the rest of the root */
+	if (mount("etc", "etc", NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	if (pol->allow_network &&
+	    (rc = mirror("/etc/resolv.conf", "etc/resolv.conf", DT_UNKNOWN, 0)))
 		return rc;
 	dir = opendir("/etc");
 	if (!dir)
@@ -174,7 +193,7 @@ static int build_etc(const struct sbx_policy *pol)
 				continue;
 			snprintf(host, sizeof host, "/etc/%s", e->d_name);
 			snprintf(dst, sizeof dst, "etc/%s", e->d_name);
-			if ((rc = mirror(host, dst)) < 0) {
+			if ((rc = mirror(host, dst, e->d_type, 0)) < 0) {
 				closedir(dir);
 				return rc;
 			}
@@ -182,7 +201,9 @@ static int build_etc(const struct sbx_policy *pol)
 		}
 	}
 	closedir(dir);
-	return 0;
+	if ((rc = set_attr("etc", 1, ATTR_HOST)) < 0)
+		return rc;
+	return set_attr("etc", 0, MOUNT_ATTR_RDONLY);
 }
 
 /* /dev: the host's harmless character devices (device nodes cannot be
@@ -405,7 +426,7 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 		char host[64];
 
 		snprintf(host, sizeof host, "/%s", *s);
-		if ((rc = mirror(host, *s)) < 0)
+		if ((rc = mirror(host, *s, DT_UNKNOWN, ATTR_HOST)) < 0)
 			return rc;
 	}
 	if ((rc = build_etc(pol)) < 0 || (rc = build_dev(pol)) < 0 ||

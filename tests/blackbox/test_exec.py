@@ -809,6 +809,33 @@ for mode in ("native", "off"):
                  % (mode, why, code), r.body[-400:])
 shutil.rmtree(tmpd, ignore_errors=True)
 
+# ---- /etc in a block ----------------------------------------------------------
+# /etc is a mount of its own (read-only: the files written for the block),
+# and every host entry bound below it is nosuid and nodev but not
+# read-only, so a write fails as it does for an unprivileged user outside
+etc_code = r'''
+import errno, os
+mounts = [l.split() for l in open("/proc/self/mountinfo")]
+etc = [(m[4], set(m[5].split(","))) for m in mounts if m[4] == "/etc" or m[4].startswith("/etc/")]
+def err(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+top = [o for p, o in etc if p == "/etc"]
+below = [o for p, o in etc if p != "/etc"]
+print(len(top) == 1 and "ro" in top[0] and {"nosuid", "nodev"} <= top[0],
+      len(below) > 10 and all({"nosuid", "nodev"} <= o and "ro" not in o for o in below),
+      err(lambda: open("/etc/services", "a")), err(lambda: open("/etc/passwd", "a")),
+      err(lambda: open("/etc/new-file", "w")), os.path.exists("/etc/shadow"))
+'''
+with Server() as s:
+    r = s.run(block("python", etc_code))
+    t.eq(content(r), "True True EACCES EROFS EROFS False\n",
+         "native: /etc is read-only with every host entry below it nosuid,nodev (a host file: "
+         "EACCES, a written one or a new one: EROFS, no shadow)")
+
 # ---- the handler keeps its oom_score_adj --------------------------------------
 # The shared start's block raises oom_score_adj to 1000 while it shares
 # the handler's memory (for every process sharing it): the handler takes
