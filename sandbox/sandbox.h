@@ -110,6 +110,7 @@ struct sbx_pipeline {
 	/* private */
 	pid_t *pids;
 	int *ready_fds;
+	int *mnt_fds;			/* the blocks' mount namespaces, held */
 	int go_fd;
 	int go_sent;			/* the go bytes are in the pipe */
 	pid_t self;

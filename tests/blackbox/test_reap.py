@@ -109,14 +109,19 @@ try:
     # asleep until the block execs its init (CLONE_VM|CLONE_VFORK); the
     # AddressSanitizer build keeps the ordinary fork-like clone
     with open(wrap, "w") as f:
-        f.write("#!/bin/sh\nexec %s -qq -e trace=clone -o %s -- %s \"$@\"\n"
+        f.write("#!/bin/sh\nexec %s -qq -e trace=clone,openat -o %s -- %s \"$@\"\n"
                 % (STRACE, log, HANDLER))
     with Server("--timeout", "20", inetd=True, handler=wrap, env=env) as s:
         r = s.run(block("bash", "echo hi"))
         t.ok(r.status == 200 and content(r) == "hi\n", "native, one block: the run answers",
              repr(r)[:500])
     with open(log) as f:
-        clones = [ln for ln in f.read().splitlines() if "CLONE_NEWUSER" in ln]
+        lines = f.read().splitlines()
+    clones = [ln for ln in lines if "CLONE_NEWUSER" in ln]
+    held = [ln for ln in lines if re.match(r'^openat\(AT_FDCWD, "/proc/\d+/ns/mnt", .*\) = \d+$', ln)]
+    t.ok(len(held) == 1,
+         "native, one block: the handler holds the block's mount namespace (its teardown "
+         "waits until after the answer)", "\n".join(ln for ln in lines if "ns/mnt" in ln))
     want = not SANITIZE
     t.ok(len(clones) == 1 and ("CLONE_VM" in clones[0] and "CLONE_VFORK" in clones[0]) == want,
          "native, one block: the block is cloned %s" %
