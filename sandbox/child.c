@@ -20,11 +20,13 @@
  * stale.
  *
  * The shared start (spawn.c) goes one step further for a lone native
- * block: the first process itself runs in the handler's memory, the
- * handler asleep (CLONE_VFORK) until it execs the init, so the order is
- * reversed: the program sets itself up first while the first process
- * waits for its "q", and from then on (the init exec'd, the handler
- * running again) makes raw system calls only (quiet_exec).
+ * block: the first process itself runs in the handler's memory while
+ * the handler waits for the program's "q", and one of the three runs
+ * libc code at a time: the first process builds the root and clones the
+ * program, then makes system calls only and execs the init at once;
+ * the program sets itself up beside that exec, says "q", and from then
+ * on (the handler running again) makes system calls only too: it waits
+ * for the init to be undumpable before it execs (quiet_exec).
  *
  * --sandbox off runs a lone block without a first process at all
  * (sbx_spawn_direct, at the end): the program is the handler's child,
@@ -47,47 +49,10 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "sandbox/raw.h"
 
 static const char *const exec_path[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 
-#if SBX_SHARED_START
-/* A system call without libc, for a program that shares the handler's
- * memory while the handler runs (the shared start): errno is the
- * handler's, so nothing may set it. -errno on failure. */
-#if defined(__x86_64__)
-static long raw_sys(long n, long a, long b, long c)
-{
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-#elif defined(__aarch64__)
-static long raw_sys(long n, long a, long b, long c)
-{
-	register long x8 __asm__("x8") = n;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-
-	__asm__ volatile("svc 0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2)
-			 : "memory");
-	return x0;
-}
-#endif
-
-__attribute__((noreturn))
-static void raw_exit(int code)
-{
-	for (;;)
-		raw_sys(SYS_exit_group, code, 0, 0);
-}
-#endif
 
 /* "E<layer>: <reason>\n" on the ready pipe: the handler refuses the run
  * naming the layer (native) or retries without it (besteffort). The
@@ -300,9 +265,9 @@ static int await_init(int sync_rd)
 }
 
 #if SBX_SHARED_START
-/* The shared start's program, set up: it tells the block (which then
- * execs the init, and the handler runs again in this memory), and from
- * then on makes system calls only, with what it holds on its own stack:
+/* The shared start's program, set up: it tells the handler (which then
+ * runs again in this memory), and from then on makes system calls
+ * only, with what it holds on its own stack:
  * it waits for the init to have exec'd and become undumpable, reports
  * ready, takes the go byte and execs. */
 __attribute__((noreturn))
@@ -323,20 +288,20 @@ static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 			cand[nc++] = paths[k];
 		}
 	ml = (size_t)snprintf(msg, sizeof msg, "codellm: cannot execute %.400s: ", argv[0]);
-	if (raw_sys(SYS_write, quiet_wr, (long)"q", 1) != 1)
-		raw_exit(126);
+	if (sbx_raw(SYS_write, quiet_wr, (long)"q", 1) != 1)
+		sbx_raw_exit(126);
 	do
-		r = raw_sys(SYS_read, sync_rd, (long)&c, 1);
+		r = sbx_raw(SYS_read, sync_rd, (long)&c, 1);
 	while (r == -EINTR);
-	if (r != 0 || raw_sys(SYS_write, ready, (long)"R", 1) != 1)
-		raw_exit(126);
+	if (r != 0 || sbx_raw(SYS_write, ready, (long)"R", 1) != 1)
+		sbx_raw_exit(126);
 	do
-		r = raw_sys(SYS_read, go_rd, (long)&c, 1);
+		r = sbx_raw(SYS_read, go_rd, (long)&c, 1);
 	while (r == -EINTR);
 	if (r != 1 || c != 'G')
-		raw_exit(126);
+		sbx_raw_exit(126);
 	for (size_t k = 0; k < nc; k++) {
-		r = raw_sys(SYS_execve, (long)cand[k], (long)argv, (long)envp);
+		r = sbx_raw(SYS_execve, (long)cand[k], (long)argv, (long)envp);
 		if (r != -ENOENT)
 			err = -r;
 	}
@@ -345,8 +310,8 @@ static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 	for (size_t k = 0; why && why[k] && ml + 2 < sizeof msg; k++)
 		msg[ml++] = why[k];
 	msg[ml++] = '\n';
-	raw_sys(SYS_write, 2, (long)msg, (long)ml);
-	raw_exit(err == ENOENT ? 127 : 126);
+	sbx_raw(SYS_write, 2, (long)msg, (long)ml);
+	sbx_raw_exit(err == ENOENT ? 127 : 126);
 }
 #endif
 
@@ -462,6 +427,51 @@ fail:
 	}
 }
 
+#if SBX_SHARED_START
+/* exec_init for the shared start, where the program runs libc code in
+ * this memory meanwhile: system calls only, and a failure reported the
+ * same way (the program killed first) without libc. */
+__attribute__((noreturn))
+static void exec_init_raw(int init_fd, pid_t prog, int ready, int sync_wr)
+{
+	char pid[16], name[] = "codellm-init", *argv[] = { name, NULL, NULL };
+	char *envp[] = { NULL }, msg[160] = "Einit: ";
+	long r = sbx_raw(SYS_fcntl, ready, F_DUPFD_CLOEXEC, 10);
+	long s = sbx_raw(SYS_fcntl, sync_wr, F_DUPFD_CLOEXEC, 10);
+	long e = sbx_raw(SYS_fcntl, init_fd, F_DUPFD_CLOEXEC, 10), err;
+	unsigned v = (unsigned)prog;
+	size_t k = sizeof pid - 1, n = 7;
+	int report = r >= 0 ? (int)r : ready;
+	const char *why;
+
+	pid[k] = '\0';
+	do
+		pid[--k] = (char)('0' + v % 10);
+	while ((v /= 10) && k > 0);
+	argv[1] = pid + k;
+	err = r < 0 ? r : s < 0 ? s : e;
+	if (err < 0)
+		goto fail;
+	if ((err = sbx_raw(SYS_dup3, r, 3, 0)) != 3 || (err = sbx_raw(SYS_dup3, s, 4, 0)) != 4)
+		goto fail;
+	report = 3;
+	sbx_raw(SYS_close_range, 0, 2, 0);
+	if (e > 5)
+		sbx_raw(SYS_close_range, 5, e - 1, 0);
+	sbx_raw(SYS_close_range, e + 1, ~0U, 0);
+	err = sbx_raw6(SYS_execveat, e, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
+fail:
+	sbx_raw(SYS_kill, prog, SIGKILL, 0);
+	/* strerrordesc_np only reads a table */
+	why = strerrordesc_np((int)-err);
+	for (size_t i = 0; why && why[i] && n + 2 < sizeof msg; i++)
+		msg[n++] = why[i];
+	msg[n++] = '\n';
+	sbx_raw(SYS_write, report, msg, n);
+	sbx_raw_exit(126);
+}
+#endif
+
 /* The block's init: a subreaper for everything the program starts; when
  * the program ends, or the handler dies (its parent-death signal is a
  * caught SIGTERM), it kills all of it and ends the way the program
@@ -533,7 +543,7 @@ static void init_wait(pid_t prog, int ready_fd)
 static void become_block(const struct sbx_policy *pol, const struct sbx_child_fds *f)
 {
 	unsigned L = pol->layers;
-	int rc, keep[4];
+	int rc, keep[5];
 	char sync;
 
 	/* Kernel memory held through descriptors (socket and pipe buffers)
@@ -575,8 +585,9 @@ static void become_block(const struct sbx_policy *pol, const struct sbx_child_fd
 	keep[1] = f->go_rd;
 	keep[2] = pol->files.init_fd;
 	keep[3] = f->exec_wr;
-	sort_fds(keep, 4);
-	keep_only(keep, 4);
+	keep[4] = f->quiet_wr;
+	sort_fds(keep, 5);
+	keep_only(keep, 5);
 }
 
 /* The block's root (or, without one, the workdir), its hostname and
@@ -669,42 +680,10 @@ static pid_t start_program(int (*entry)(void *), struct program_args *a,
 }
 
 #if SBX_SHARED_START
-/* The shared start: the program, cloned on the stack the handler gave,
- * sets itself up while we wait; its "q" says it is done with libc (or
- * it failed and said why on the ready pipe). Only then may the init
- * exec and the handler run again. */
-static pid_t start_shared_program(struct program_args *a, const struct sbx_child_fds *f)
-{
-	int quiet[2];
-	pid_t prog;
-	long r;
-	char c = 0;
-
-	if (pipe2(quiet, O_CLOEXEC) < 0)
-		return -errno;
-	a->quiet_wr = quiet[1];
-	prog = clone(program_entry, f->prog_stack, CLONE_VM | SIGCHLD, a);
-	if (prog < 0)
-		return -errno;
-	/* system calls only: the program runs libc code now */
-	raw_sys(SYS_close, quiet[1], 0, 0);
-	do
-		r = raw_sys(SYS_read, quiet[0], (long)&c, 1);
-	while (r == -EINTR);
-	raw_sys(SYS_close, quiet[0], 0, 0);
-	if (r != 1 || c != 'q')
-		raw_exit(126);
-	return prog;
-}
-
 int sbx_child_entry(void *arg)
 {
 	const struct sbx_child_arg *a = arg;
 
-	/* the handler sleeps until we exec: a setup that hangs must not
-	 * hang it (alarm's default action ends us; cancelled at the exec) */
-	signal(SIGALRM, SIG_DFL);
-	alarm(SBX_SETUP_TIMEOUT_S);
 	sbx_child_main(a->p, a->i, a->f);
 }
 #endif
@@ -743,18 +722,23 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 				   with_init ? syncp[1] : -1, -1 };
 #if SBX_SHARED_START
 	if (f->prog_stack) {
-		/* from here the program runs libc code and we wait; we
-		 * must not die before it said "q" */
-		alarm(0);
-		prog = start_shared_program(&a, f);
-	} else
+		/* the program, on the stack the handler gave, tells the
+		 * handler "q" once it is done with libc; it runs libc code
+		 * in this memory from now on, so we make system calls only
+		 * and become the init at once, beside it */
+		a.quiet_wr = f->quiet_wr;
+		prog = clone(program_entry, f->prog_stack, CLONE_VM | SIGCHLD, &a);
+		if (prog < 0)
+			child_fail(f->ready, "fork", errno);
+		sbx_raw(SYS_close, syncp[0], 0, 0);
+		exec_init_raw(pol->files.init_fd, prog, f->ready, syncp[1]);
+	}
 #endif
-		prog = start_program(program_entry, &a, with_init, &stack);
+	prog = start_program(program_entry, &a, with_init, &stack);
 	if (prog < 0)
 		child_fail(f->ready, "fork", -prog);
 	if (with_init) {
 		close(syncp[0]);
-		alarm(0);
 		exec_init(pol, prog, f->ready, syncp[1]);
 	}
 	init_wait(prog, f->ready);

@@ -165,6 +165,7 @@ struct sbx_child_fds {
 	/* the shared start (spawn.c): NULL for the ordinary one */
 	char *prog_stack;	/* top of the program's stack */
 	int exec_wr;		/* ours and the program's; EOF once it exec'd */
+	int quiet_wr;		/* the program's "q" to the handler */
 };
 
 /* The shared start of a lone native block (spawn.c) is possible here:
@@ -189,11 +190,12 @@ struct sbx_child_fds {
 #define SBX_SETUP_TIMEOUT_S 10
 
 /* What the handler keeps of a shared start until the program has
- * exec'd: the pipe that says so, the program's stack, and the
- * handler's own oom_score_adj to take back (the block's raised it). */
+ * exec'd: the pipe that says so, the block's and the program's stacks,
+ * and the handler's own oom_score_adj to take back (the block's raised
+ * it). */
 struct sbx_shared {
 	int exec_fd;
-	char *stack;
+	char *stack, *block_stack;
 	size_t stack_len;
 	char oom[16];		/* "" when not saved */
 };

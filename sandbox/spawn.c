@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+#include "sandbox/raw.h"
 
 #define SETUP_TIMEOUT_MS (SBX_SETUP_TIMEOUT_S * 1000)
 
@@ -204,12 +205,13 @@ static int direct(const struct sbx_pipeline *p)
 
 /* The shared start: a lone native block, released already, whose
  * uid/gid maps it may write itself (one line of the handler's own ids).
- * Its first process runs in the handler's memory while the handler
- * sleeps (CLONE_VM|CLONE_VFORK) until it execs the init, and its
- * program after it until the program execs, so nothing copies the
- * handler's page tables and no side takes a copy-on-write fault (about
- * 20 us each on a paravirtualized machine). The price is in child.c:
- * once the handler runs again the program makes system calls only. */
+ * Its first process and its program run in the handler's memory
+ * (CLONE_VM) until each execs, so nothing copies the handler's page
+ * tables and no side takes a copy-on-write fault (about 20 us each on a
+ * paravirtualized machine). One of the three runs libc code at a time:
+ * the block while the handler sleeps (shared_wait), then the program,
+ * set up beside the block's init exec, until its "q"; from then on the
+ * handler, the program making system calls only (child.c). */
 static int shared(const struct sbx_pipeline *p)
 {
 	const struct sbx_policy *pol = p->pol;
@@ -267,6 +269,7 @@ static void shared_settle(struct sbx_pipeline *p, int gone)
 	}
 	close(s->exec_fd);
 	munmap(s->stack, s->stack_len);
+	munmap(s->block_stack, s->stack_len);
 	if (s->oom[0] && (fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) >= 0) {
 		if (write(fd, s->oom, strlen(s->oom)) < 0)
 			fprintf(stderr, "codellm: restoring oom_score_adj: %s\n", strerror(errno));
@@ -277,37 +280,79 @@ static void shared_settle(struct sbx_pipeline *p, int gone)
 }
 
 #if SBX_SHARED_START
+/* While the block and then its program run libc code in our memory:
+ * system calls only, until the program's "q" (or the end of both: EOF).
+ * A setup that hangs is killed (the block is PID 1 of the namespace the
+ * program is in) and waited for, left unreaped for the caller. */
+static void shared_wait(pid_t pid, int rd, int wr)
+{
+	struct pollfd pfd = { .fd = rd, .events = POLLIN };
+	struct timespec ts = { SBX_SETUP_TIMEOUT_S, 0 };
+	siginfo_t si;
+	long r;
+	char c;
+
+	sbx_raw(SYS_close, wr, 0, 0);
+	for (;;) {
+		r = sbx_raw6(SYS_ppoll, (long)&pfd, 1, (long)&ts, 0, 0, 0);
+		if (r == -EINTR)
+			continue;
+		if (r != 1)
+			break;
+		do
+			r = sbx_raw(SYS_read, rd, &c, 1);
+		while (r == -EINTR);
+		return;
+	}
+	sbx_raw(SYS_kill, pid, SIGKILL, 0);
+	sbx_raw6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOWAIT, 0, 0);
+}
+
 static pid_t start_shared(struct sbx_pipeline *p, size_t i, struct sbx_child_fds *cf,
 			  unsigned long flags, int *err)
 {
 	struct sbx_child_arg arg = { p, i, cf };
 	struct sbx_shared *s = calloc(1, sizeof *s);
-	char *bstack = stack_map();
-	int ex[2];
+	int ex[2] = { -1, -1 }, q[2] = { -1, -1 };
 	pid_t pid;
 
-	if (!s || !bstack || !(s->stack = stack_map()) || pipe2(ex, O_CLOEXEC) < 0) {
+	*err = 0;
+	if (!s || !(s->block_stack = stack_map()) || !(s->stack = stack_map()) ||
+	    pipe2(ex, O_CLOEXEC) < 0 || pipe2(q, O_CLOEXEC) < 0) {
 		*err = errno ? errno : ENOMEM;
-		if (s && s->stack)
-			munmap(s->stack, SHARED_STACK);
-		if (bstack)
-			munmap(bstack, SHARED_STACK);
-		free(s);
-		return -1;
+		goto fail;
 	}
 	s->stack_len = SHARED_STACK;
 	s->exec_fd = ex[0];
 	if (p->pol->layers & SBX_BIT(SBX_L_RLIMITS))
 		save_oom(s->oom, sizeof s->oom);
-	p->shared = s;
 	cf->prog_stack = s->stack + SHARED_STACK;
 	cf->exec_wr = ex[1];
-	pid = clone(sbx_child_entry, bstack + SHARED_STACK,
-		    (int)(flags | CLONE_VM | CLONE_VFORK | SIGCHLD), &arg);
-	*err = errno;
+	cf->quiet_wr = q[1];
+	pid = clone(sbx_child_entry, s->block_stack + SHARED_STACK,
+		    (int)(flags | CLONE_VM | SIGCHLD), &arg);
+	if (pid < 0) {
+		*err = errno;
+		goto fail;
+	}
+	shared_wait(pid, q[0], q[1]);
+	p->shared = s;
+	close(q[0]);
 	close(ex[1]);
-	munmap(bstack, SHARED_STACK);
 	return pid;
+fail:
+	for (int k = 0; k < 2; k++) {
+		if (ex[k] >= 0)
+			close(ex[k]);
+		if (q[k] >= 0)
+			close(q[k]);
+	}
+	if (s && s->stack)
+		munmap(s->stack, SHARED_STACK);
+	if (s && s->block_stack)
+		munmap(s->block_stack, SHARED_STACK);
+	free(s);
+	return -1;
 }
 #endif
 
@@ -385,6 +430,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	cf = (struct sbx_child_fds){
 		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
 		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0], .exec_wr = -1,
+		.quiet_wr = -1,
 	};
 	pid = start_block(p, i, &cf, flags, &e);
 	close(*in);
