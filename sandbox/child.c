@@ -459,7 +459,7 @@ static void exec_init_raw(int init_fd, pid_t prog, int ready, int sync_wr)
 	if (e > 5)
 		sbx_raw(SYS_close_range, 5, e - 1, 0);
 	sbx_raw(SYS_close_range, e + 1, ~0U, 0);
-	err = sbx_raw6(SYS_execveat, e, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
+	err = sbx_sys6(SYS_execveat, e, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
 fail:
 	sbx_raw(SYS_kill, prog, SIGKILL, 0);
 	/* strerrordesc_np only reads a table */

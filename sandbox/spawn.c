@@ -294,7 +294,7 @@ static void shared_wait(pid_t pid, int rd, int wr)
 
 	sbx_raw(SYS_close, wr, 0, 0);
 	for (;;) {
-		r = sbx_raw6(SYS_ppoll, (long)&pfd, 1, (long)&ts, 0, 0, 0);
+		r = sbx_sys6(SYS_ppoll, (long)&pfd, 1, (long)&ts, 0, 0, 0);
 		if (r == -EINTR)
 			continue;
 		if (r != 1)
@@ -305,7 +305,7 @@ static void shared_wait(pid_t pid, int rd, int wr)
 		return;
 	}
 	sbx_raw(SYS_kill, pid, SIGKILL, 0);
-	sbx_raw6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOWAIT, 0, 0);
+	sbx_sys6(SYS_waitid, P_PID, pid, (long)&si, WEXITED | WNOWAIT, 0, 0);
 }
 
 static pid_t start_shared(struct sbx_pipeline *p, size_t i, struct sbx_child_fds *cf,
