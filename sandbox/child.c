@@ -68,9 +68,28 @@ static void child_fail(int ready_fd, const char *layer, int err)
 	_exit(126);
 }
 
+/* "codellm: cannot execute ARGV0: WHY\n" in buf (its length), without
+ * stdio: a shared start's program is past its libc days by then
+ * (quiet_exec), and AddressSanitizer's printf maps memory beyond the
+ * block's RLIMIT_AS. strerrordesc_np only reads a table. */
+static size_t exec_failure(char *buf, size_t cap, const char *argv0, int err)
+{
+	const char *why = strerrordesc_np(err);
+	const char *parts[] = { "codellm: cannot execute ", argv0, ": ", why ? why : "Unknown error" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		for (size_t k = 0; parts[i][k] && k < 400 && n + 2 < cap; k++)
+			buf[n++] = parts[i][k];
+	buf[n++] = '\n';
+	return n;
+}
+
 __attribute__((noreturn))
 static void child_exec(char *const argv[], char *const envp[])
 {
+	char msg[900];
+	size_t n;
 	int err = ENOENT;
 
 	if (strchr(argv[0], '/')) {
@@ -86,7 +105,9 @@ static void child_exec(char *const argv[], char *const envp[])
 				err = errno;
 		}
 	}
-	dprintf(2, "codellm: cannot execute %s: %s\n", argv[0], strerror(err));
+	n = exec_failure(msg, sizeof msg, argv[0], err);
+	if (write(2, msg, n) < 0)
+		_exit(126);
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -274,8 +295,8 @@ __attribute__((noreturn))
 static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 		       int sync_rd, int quiet_wr)
 {
-	char paths[3][512], msg[640];
-	const char *cand[3], *why;
+	char paths[3][512], msg[900];
+	const char *cand[3];
 	size_t nc = 0, ml;
 	long r, err = ENOENT;
 	char c;
@@ -287,7 +308,6 @@ static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 			snprintf(paths[k], sizeof paths[k], "%s/%s", exec_path[k], argv[0]);
 			cand[nc++] = paths[k];
 		}
-	ml = (size_t)snprintf(msg, sizeof msg, "codellm: cannot execute %.400s: ", argv[0]);
 	if (sbx_raw(SYS_write, quiet_wr, (long)"q", 1) != 1)
 		sbx_raw_exit(126);
 	do
@@ -305,11 +325,7 @@ static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 		if (r != -ENOENT)
 			err = -r;
 	}
-	/* strerrordesc_np only reads a table */
-	why = strerrordesc_np((int)err);
-	for (size_t k = 0; why && why[k] && ml + 2 < sizeof msg; k++)
-		msg[ml++] = why[k];
-	msg[ml++] = '\n';
+	ml = exec_failure(msg, sizeof msg, argv[0], (int)err);
 	sbx_raw(SYS_write, 2, (long)msg, (long)ml);
 	sbx_raw_exit(err == ENOENT ? 127 : 126);
 }
