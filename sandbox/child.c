@@ -68,14 +68,15 @@ static void child_fail(int ready_fd, const char *layer, int err)
 	_exit(126);
 }
 
-/* "codellm: cannot execute ARGV0: WHY\n" in buf (its length), without
- * stdio: a shared start's program is past its libc days by then
- * (quiet_exec), and AddressSanitizer's printf maps memory beyond the
- * block's RLIMIT_AS. strerrordesc_np only reads a table. */
-static size_t exec_failure(char *buf, size_t cap, const char *argv0, int err)
+/* The four parts and a newline in buf (its length), without stdio: a
+ * shared start's processes are past their libc days when they report
+ * (exec_init_raw, quiet_exec), and AddressSanitizer's printf maps memory
+ * beyond the block's RLIMIT_AS. strerrordesc_np only reads a table. */
+static size_t line_of(char *buf, size_t cap, const char *a, const char *b,
+		      const char *c, int err)
 {
 	const char *why = strerrordesc_np(err);
-	const char *parts[] = { "codellm: cannot execute ", argv0, ": ", why ? why : "Unknown error" };
+	const char *parts[] = { a, b, c, why ? why : "Unknown error" };
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
@@ -84,6 +85,25 @@ static size_t exec_failure(char *buf, size_t cap, const char *argv0, int err)
 	buf[n++] = '\n';
 	return n;
 }
+
+/* "codellm: cannot execute ARGV0: WHY\n" */
+static size_t exec_failure(char *buf, size_t cap, const char *argv0, int err)
+{
+	return line_of(buf, cap, "codellm: cannot execute ", argv0, ": ", err);
+}
+
+#if SBX_SHARED_START
+/* child_fail without libc: "ELAYER: WHY" (err is -errno) */
+__attribute__((noreturn))
+static void raw_fail(int ready_fd, const char *layer, long err)
+{
+	char msg[160];
+
+	sbx_raw(SYS_write, ready_fd, (long)msg,
+		(long)line_of(msg, sizeof msg, "E", layer, ": ", (int)-err));
+	sbx_raw_exit(126);
+}
+#endif
 
 __attribute__((noreturn))
 static void child_exec(char *const argv[], char *const envp[])
@@ -451,14 +471,13 @@ __attribute__((noreturn))
 static void exec_init_raw(int init_fd, pid_t prog, int ready, int sync_wr)
 {
 	char pid[16], name[] = "codellm-init", *argv[] = { name, NULL, NULL };
-	char *envp[] = { NULL }, msg[160] = "Einit: ";
+	char *envp[] = { NULL };
 	long r = sbx_raw(SYS_fcntl, ready, F_DUPFD_CLOEXEC, 10);
 	long s = sbx_raw(SYS_fcntl, sync_wr, F_DUPFD_CLOEXEC, 10);
 	long e = sbx_raw(SYS_fcntl, init_fd, F_DUPFD_CLOEXEC, 10), err;
 	unsigned v = (unsigned)prog;
-	size_t k = sizeof pid - 1, n = 7;
+	size_t k = sizeof pid - 1;
 	int report = r >= 0 ? (int)r : ready;
-	const char *why;
 
 	pid[k] = '\0';
 	do
@@ -478,13 +497,7 @@ static void exec_init_raw(int init_fd, pid_t prog, int ready, int sync_wr)
 	err = sbx_sys6(SYS_execveat, e, (long)"", (long)argv, (long)envp, AT_EMPTY_PATH, 0);
 fail:
 	sbx_raw(SYS_kill, prog, SIGKILL, 0);
-	/* strerrordesc_np only reads a table */
-	why = strerrordesc_np((int)-err);
-	for (size_t i = 0; why && why[i] && n + 2 < sizeof msg; i++)
-		msg[n++] = why[i];
-	msg[n++] = '\n';
-	sbx_raw(SYS_write, report, msg, n);
-	sbx_raw_exit(126);
+	raw_fail(report, "init", err);
 }
 #endif
 
