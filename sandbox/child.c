@@ -70,7 +70,7 @@ static void child_fail(int ready_fd, const char *layer, int err)
 
 /* The four parts and a newline in buf (its length), without stdio: a
  * shared start's processes are past their libc days when they report
- * (exec_init_raw, quiet_exec), and AddressSanitizer's printf maps memory
+ * (exec_init, quiet_exec), and AddressSanitizer's printf maps memory
  * beyond the block's RLIMIT_AS. strerrordesc_np only reads a table. */
 static size_t line_of(char *buf, size_t cap, const char *a, const char *b,
 		      const char *c, int err)
@@ -92,7 +92,6 @@ static size_t exec_failure(char *buf, size_t cap, const char *argv0, int err)
 	return line_of(buf, cap, "codellm: cannot execute ", argv0, ": ", err);
 }
 
-#if SBX_SHARED_START
 /* child_fail without libc: "ELAYER: WHY" (err is -errno) */
 __attribute__((noreturn))
 static void raw_fail(int ready_fd, const char *layer, long err)
@@ -103,7 +102,6 @@ static void raw_fail(int ready_fd, const char *layer, long err)
 		(long)line_of(msg, sizeof msg, "E", layer, ": ", (int)-err));
 	sbx_raw_exit(126);
 }
-#endif
 
 __attribute__((noreturn))
 static void child_exec(char *const argv[], char *const envp[])
@@ -432,43 +430,12 @@ static void program(const struct sbx_pipeline *p, size_t i,
  * run's sealed memfd: from here on PID 1 holds nothing of the handler,
  * and its command line is its own. It keeps the ready pipe as fd 3 (the
  * program's status goes back on it) and the sync pipe as fd 4 (closed
- * once it is undumpable); everything else closes. */
+ * once it is undumpable); everything else closes. System calls only:
+ * in the shared start the program runs libc code in this memory
+ * meanwhile. A failure kills the program first (it must not report
+ * ready after us). */
 __attribute__((noreturn))
-static void exec_init(const struct sbx_policy *pol, pid_t prog, int ready,
-		      int sync_wr)
-{
-	char pid[16], name[] = "codellm-init", *argv[] = { name, pid, NULL };
-	char *envp[] = { NULL };
-	int r = fcntl(ready, F_DUPFD_CLOEXEC, 10), s = fcntl(sync_wr, F_DUPFD_CLOEXEC, 10);
-	int e = fcntl(pol->files.init_fd, F_DUPFD_CLOEXEC, 10);
-
-	int report = r >= 0 ? r : ready;
-
-	snprintf(pid, sizeof pid, "%d", (int)prog);
-	if (r < 0 || s < 0 || e < 0 || dup2(r, 3) != 3 || dup2(s, 4) != 4)
-		goto fail;
-	report = 3;
-	close_range(0, 2, 0);
-	if (e > 5)
-		close_range(5, (unsigned)e - 1, 0);
-	close_range((unsigned)e + 1, ~0U, 0);
-	syscall(SYS_execveat, e, "", argv, envp, AT_EMPTY_PATH);
-fail:
-	{
-		int err = errno;
-
-		/* the program must not report ready after us */
-		kill(prog, SIGKILL);
-		child_fail(report, "init", err);
-	}
-}
-
-#if SBX_SHARED_START
-/* exec_init for the shared start, where the program runs libc code in
- * this memory meanwhile: system calls only, and a failure reported the
- * same way (the program killed first) without libc. */
-__attribute__((noreturn))
-static void exec_init_raw(int init_fd, pid_t prog, int ready, int sync_wr)
+static void exec_init(int init_fd, pid_t prog, int ready, int sync_wr)
 {
 	char pid[16], name[] = "codellm-init", *argv[] = { name, NULL, NULL };
 	char *envp[] = { NULL };
@@ -499,7 +466,6 @@ fail:
 	sbx_raw(SYS_kill, prog, SIGKILL, 0);
 	raw_fail(report, "init", err);
 }
-#endif
 
 /* The block's init: a subreaper for everything the program starts; when
  * the program ends, or the handler dies (its parent-death signal is a
@@ -760,7 +726,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		if (prog < 0)
 			child_fail(f->ready, "fork", errno);
 		sbx_raw(SYS_close, syncp[0], 0, 0);
-		exec_init_raw(pol->files.init_fd, prog, f->ready, syncp[1]);
+		exec_init(pol->files.init_fd, prog, f->ready, syncp[1]);
 	}
 #endif
 	prog = start_program(program_entry, &a, with_init, &stack);
@@ -768,7 +734,7 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		child_fail(f->ready, "fork", -prog);
 	if (with_init) {
 		close(syncp[0]);
-		exec_init(pol, prog, f->ready, syncp[1]);
+		exec_init(pol->files.init_fd, prog, f->ready, syncp[1]);
 	}
 	init_wait(prog, f->ready);
 }

@@ -1,8 +1,9 @@
 /* System calls without libc, for code that runs in memory another
  * process shares and may be running libc in (the shared start: the
  * handler, a block's first process and its program, spawn.c and
- * child.c). errno belongs to whichever thread-local storage both see,
- * so nothing here sets it: the result is -errno on failure. */
+ * child.c), and for what such code shares with the ordinary start (the
+ * init's exec). errno belongs to whichever thread-local storage both
+ * see, so nothing here sets it: the result is -errno on failure. */
 #ifndef CODELLM_SANDBOX_RAW_H
 #define CODELLM_SANDBOX_RAW_H
 
@@ -11,7 +12,10 @@
 #include "sandbox/internal.h"
 #include "sandbox/sys6.h"
 
-#if SBX_SHARED_START
+#if !SBX_HAVE_SYS6
+#error "codellm: add this architecture's system-call entry (sandbox/sys6.h)"
+#endif
+
 #define sbx_raw(n, a, b, c) sbx_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
 
 __attribute__((noreturn)) static inline void sbx_raw_exit(int code)
@@ -19,6 +23,5 @@ __attribute__((noreturn)) static inline void sbx_raw_exit(int code)
 	for (;;)
 		sbx_raw(SYS_exit_group, code, 0, 0);
 }
-#endif
 
 #endif
