@@ -193,11 +193,18 @@ static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 	return 0;
 }
 
-/* Without a sandbox, a lone block already released needs no process of
- * its own around the program (sbx_spawn_direct). */
+/* A lone block whose go byte is in its pipe already: nothing waits for
+ * the rest of a pipeline, so its program may exec once set up. */
+static int lone_released(const struct sbx_pipeline *p)
+{
+	return p->n == 1 && p->go_sent;
+}
+
+/* Without a sandbox, such a block needs no process of its own around
+ * the program (sbx_spawn_direct). */
 static int direct(const struct sbx_pipeline *p)
 {
-	return p->pol->layers == 0 && p->n == 1 && p->go_sent;
+	return p->pol->layers == 0 && lone_released(p);
 }
 
 #if SBX_SHARED_START
@@ -217,8 +224,8 @@ static int shared(const struct sbx_pipeline *p)
 	const struct sbx_policy *pol = p->pol;
 	unsigned need = SBX_BIT(SBX_L_USERNS) | SBX_BIT(SBX_L_INIT);
 
-	return SBX_SHARED_START && (pol->layers & need) == need && p->n == 1 &&
-	       p->go_sent && pol->map_uid == geteuid() && pol->map_gid == getegid();
+	return SBX_SHARED_START && (pol->layers & need) == need && lone_released(p) &&
+	       pol->map_uid == geteuid() && pol->map_gid == getegid();
 }
 
 static char *stack_map(void)
