@@ -49,6 +49,18 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* NAME under dirfd ("": dirfd itself) to the ids the blocks run as. A
+ * handler that is those ids already (its blocks map its own) may lack
+ * the right to chown, and needs none. */
+static int give_to_blocks(const struct sbx_run *run, int dirfd, const char *name)
+{
+	if (fchownat(dirfd, name, run->pol.map_uid, run->pol.map_gid,
+		     *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH) == 0 ||
+	    (run->pol.map_uid == geteuid() && run->pol.map_gid == getegid()))
+		return 0;
+	return -errno;
+}
+
 int sbx_run_add_input(struct sbx_run *run, const char *name, const void *data,
 		      size_t len)
 {
@@ -63,9 +75,8 @@ int sbx_run_add_input(struct sbx_run *run, const char *name, const void *data,
 		return -errno;
 	/* the blocks' own file: theirs to change or remove */
 	rc = sbx_write_all(fd, data, len);
-	if (rc == 0 && fchown(fd, run->pol.map_uid, run->pol.map_gid) < 0 &&
-	    (run->pol.map_uid != geteuid() || run->pol.map_gid != getegid()))
-		rc = -errno;
+	if (rc == 0)
+		rc = give_to_blocks(run, fd, "");
 	if (rc == 0 && fchmod(fd, 0644) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
@@ -80,11 +91,10 @@ int sbx_run_make_out(struct sbx_run *run)
 	wd = open(run->dir.work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wd < 0)
 		return -errno;
-	if (mkdirat(wd, SBX_OUT_DIR, 0755) < 0 ||
-	    (fchownat(wd, SBX_OUT_DIR, run->pol.map_uid, run->pol.map_gid,
-		      AT_SYMLINK_NOFOLLOW) < 0 &&
-	     (run->pol.map_uid != geteuid() || run->pol.map_gid != getegid())))
+	if (mkdirat(wd, SBX_OUT_DIR, 0755) < 0)
 		rc = -errno;
+	else
+		rc = give_to_blocks(run, wd, SBX_OUT_DIR);
 	close(wd);
 	return rc;
 }
