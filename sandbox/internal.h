@@ -168,9 +168,10 @@ struct sbx_child_fds {
 	int quiet_wr;		/* the program's "q" to the handler */
 };
 
-/* The shared start of a lone native block (spawn.c) is possible here:
- * not under AddressSanitizer (its builds fork the program), and on an
- * architecture whose system-call entry child.c knows. */
+/* The shared start of a lone native block (spawn.c) is possible
+ * wherever the build is (sandbox/raw.h needs sys6.h's system-call
+ * entry for every start), but not under AddressSanitizer: its builds
+ * fork the program. */
 #if defined(__SANITIZE_ADDRESS__)
 #define SBX_SHARED_START 0
 #elif defined(__has_feature)
@@ -179,11 +180,7 @@ struct sbx_child_fds {
 #endif
 #endif
 #ifndef SBX_SHARED_START
-#if defined(__x86_64__) || defined(__aarch64__)
 #define SBX_SHARED_START 1
-#else
-#define SBX_SHARED_START 0
-#endif
 #endif
 
 /* How long a block's setup may take before the handler gives up on it. */
