@@ -235,9 +235,12 @@ class Container:
             if state in ("running", "degraded"):
                 self.system_state = state
                 return state
-            if state in ("maintenance", "stopping", "offline"):
+            if state in ("maintenance", "stopping"):
                 raise Unavailable("container system is %s" % state)
-            # "Failed to connect to bus": PID 1 not listening yet
+            # "Failed to connect to bus": PID 1 not listening yet;
+            # "offline": systemctl found no /run/systemd/system yet (it
+            # checks that before it waits), which PID 1 makes early in
+            # its boot: both pass, and the deadline bounds the wait
             time.sleep(0.05)
         raise Unavailable("system not running after %.0f s (%s): %s"
                           % (timeout, last, self.log_tail()))
