@@ -721,12 +721,16 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 		 * handler "q" once it is done with libc; it runs libc code
 		 * in this memory from now on, so we make system calls only
 		 * and become the init at once, beside it */
+		/* f is on the handler's stack, the handler's again once the
+		 * program says "q": what we need of it is read before */
+		const int ready = f->ready;
+
 		a.quiet_wr = f->quiet_wr;
 		prog = clone(program_entry, f->prog_stack, CLONE_VM | SIGCHLD, &a);
 		if (prog < 0)
-			child_fail(f->ready, "fork", errno);
+			child_fail(ready, "fork", errno);
 		sbx_raw(SYS_close, syncp[0], 0, 0);
-		exec_init(pol->files.init_fd, prog, f->ready, syncp[1]);
+		exec_init(pol->files.init_fd, prog, ready, syncp[1]);
 	}
 #endif
 	prog = start_program(program_entry, &a, with_init, &stack);
