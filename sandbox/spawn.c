@@ -574,10 +574,10 @@ static int start_once(struct sbx_pipeline *p)
 		if ((rc = spawn_block(p, f, i, flags, own_ipc, &in, go)) < 0)
 			return rc;
 	close(go[0]);
-	/* the handler lets go of the last block's IPC namespace: it ends
-	 * with that block */
-	if (own_ipc)
-		unshare(CLONE_NEWIPC);
+	/* The last block's IPC namespace stays the handler's too, until it
+	 * exits after the answer: letting go here would mean making a third
+	 * namespace while the block sets up. The block's segments and
+	 * queues live on only as long as this process. */
 	if ((rc = await_ready(p, f)) < 0)
 		return rc;
 	shared_settle(p, 0);
