@@ -288,22 +288,28 @@ static const char *const proc_own[] = { "meminfo", "loadavg", "stat", NULL };
 static int mask_proc(const char *masks)
 {
 	char src[PATH_MAX], dst[64];
+	int rc;
 
+	/* the mask files' directory read-only first, in this namespace: a
+	 * bind keeps its source mount's flags, so every mask below is
+	 * read-only, nosuid and nodev without a call of its own (some 16) */
+	if (mount(masks, masks, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	if ((rc = set_attr(masks, 0, ATTR_RO)) < 0)
+		return rc;
 	for (const char *const *f = proc_own; *f; f++) {
 		snprintf(src, sizeof src, "%s/%s", masks, *f);
 		snprintf(dst, sizeof dst, "proc/%s", *f);
-		if (mount(src, dst, NULL, MS_BIND, NULL) < 0 ||
-		    set_attr(dst, 0, ATTR_RO) < 0)
-			return -errno ? -errno : -EPERM;
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return -errno;
 	}
 	snprintf(src, sizeof src, "%s/empty", masks);
 	for (const char *const *f = proc_empty; *f; f++) {
 		snprintf(dst, sizeof dst, "proc/%s", *f);
 		if (access(dst, F_OK) < 0)
 			continue;	/* not in this kernel */
-		if (mount(src, dst, NULL, MS_BIND, NULL) < 0 ||
-		    set_attr(dst, 0, ATTR_RO) < 0)
-			return -errno ? -errno : -EPERM;
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+			return -errno;
 	}
 	for (const char *const *d = proc_dirs; *d; d++) {
 		snprintf(dst, sizeof dst, "proc/%s", *d);
