@@ -66,17 +66,27 @@ int sbx_rlimits_apply(const struct sbx_limits *l, double timeout_s)
 	return setrlimit(RLIMIT_CPU, &cpu) < 0 ? -errno : 0;
 }
 
-/* Empties the bounding set; dropping needs CAP_SETPCAP even for a
- * capability already gone, so only those still there are dropped. */
+/* Empties the bounding set: one call per capability where it can be
+ * dropped (a new user namespace starts with the full set, and with
+ * CAP_SETPCAP). Dropping needs CAP_SETPCAP even for a capability
+ * already gone, so without it a refusal is an error only for one
+ * still there. */
 int sbx_bounding_drop(void)
 {
 	for (int cap = 0; cap <= 63; cap++) {
-		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		int in;
 
-		if (in < 0)
-			break;	/* past the last capability */
-		if (in == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno != EPERM && errno != EINVAL)
 			return -errno;
+		/* EINVAL: past the last capability; EPERM (checked first
+		 * by the kernel): no CAP_SETPCAP, so ask */
+		in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (in < 0)
+			break;
+		if (in == 1)
+			return -EPERM;
 	}
 	return 0;
 }
