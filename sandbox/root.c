@@ -303,20 +303,21 @@ static int mask_proc(const char *masks)
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return -errno;
 	}
+	/* With the source known to be there, ENOENT from a mount below is
+	 * its target's: a file or directory this kernel does not have. */
 	snprintf(src, sizeof src, "%s/empty", masks);
+	if (access(src, R_OK) < 0)
+		return -errno;
 	for (const char *const *f = proc_empty; *f; f++) {
 		snprintf(dst, sizeof dst, "proc/%s", *f);
-		if (access(dst, F_OK) < 0)
-			continue;	/* not in this kernel */
-		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
 			return -errno;
 	}
 	for (const char *const *d = proc_dirs; *d; d++) {
 		snprintf(dst, sizeof dst, "proc/%s", *d);
-		if (access(dst, F_OK) < 0)
-			continue;
 		if (mount("codellm-mask", dst, "tmpfs", MS_RDONLY | MS_NOSUID |
-			  MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1,mode=0555") < 0)
+			  MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1,mode=0555") < 0 &&
+		    errno != ENOENT)
 			return -errno;
 	}
 	return 0;
