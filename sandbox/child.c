@@ -251,25 +251,34 @@ static int handler_alive(int go_fd)
 	return !(poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR)));
 }
 
+/* Which of sbx_sys_dirs the block's root has as directories: set by
+ * the block as it builds the root, read by its program, which shares
+ * its memory. A symlink there (usr-merged /bin -> usr/bin) leads into
+ * one of them, or nowhere: a rule of its own would add nothing. */
+static unsigned root_sys_dirs;
+
 /* The program's file-system view as Landlock rights. With a root of its
  * own: the system trees to read and run, / and /dev to list, its own
  * devices (ptys included, with their ioctls), and /work, /tmp and
  * /dev/shm to write. Without one (besteffort) only the run's own
- * directories, never the host's /tmp, /dev/shm or terminals. */
+ * directories, never the host's /tmp, /dev/shm or terminals. exec
+ * holds 8 entries. */
 static void landlock_spec(const struct sbx_policy *pol, int root,
 			  struct sbx_landlock_spec *ll, const char **ro,
-			  const char **rw)
+			  const char **rw, const char **exec)
 {
-	static const char *const exec_paths[] = {
-		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
-	};
 	static const char *const dirs[] = { "/", NULL };
+	size_t n = 0;
 	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
 	static const char *const dev_rw[] = {
 		"/dev/null", "/dev/full", "/dev/tty", "/dev/pts", NULL
 	};
 	static const char *const dev_rw_host[] = { "/dev/null", "/dev/full", NULL };
 
+	for (unsigned k = 0; sbx_sys_dirs[k] && n < 7; k++)
+		if (!root || (root_sys_dirs & (1u << k)))
+			exec[n++] = sbx_sys_dirs[k];
+	exec[n] = NULL;
 	ro[0] = "/etc";
 	ro[1] = root ? SBX_IN_CODE : pol->code;
 	ro[2] = "/proc";
@@ -279,7 +288,7 @@ static void landlock_spec(const struct sbx_policy *pol, int root,
 	rw[2] = root ? SBX_IN_SHM : NULL;
 	rw[3] = NULL;
 	*ll = (struct sbx_landlock_spec){
-		.exec_paths = exec_paths, .ro_paths = ro, .dir_paths = root ? dirs : NULL,
+		.exec_paths = exec, .ro_paths = ro, .dir_paths = root ? dirs : NULL,
 		.dev_ro = dev_ro, .dev_rw = root ? dev_rw : dev_rw_host, .rw_paths = rw,
 		/* TCP only where nothing but the block's own loopback is, or
 		 * where the operator opened the network */
@@ -359,7 +368,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	int root = !!(L & SBX_BIT(SBX_L_ROOT));
 	const char *work = root ? SBX_IN_WORK : pol->work;
 	const char *code = root ? SBX_IN_CODE : pol->code;
-	const char *ro[4], *rw[4];
+	const char *ro[4], *rw[4], *exec[8];
 	struct sbx_landlock_spec ll;
 	sigset_t none;
 	char **argv, **envp, go;
@@ -369,7 +378,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	 * start the init waits for us instead: quiet_exec) */
 	if (quiet_wr < 0 && sync_rd >= 0 && (rc = await_init(sync_rd)) < 0)
 		child_fail(f->ready, "init", -rc);
-	landlock_spec(pol, root, &ll, ro, rw);
+	landlock_spec(pol, root, &ll, ro, rw, exec);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* rlimits first: they bind everything after, the program's own
@@ -595,7 +604,7 @@ static void build_block(const struct sbx_policy *pol, size_t i,
 	int rc;
 
 	if (L & SBX_BIT(SBX_L_ROOT)) {
-		if ((rc = sbx_block_root(pol, i, &layer)) < 0)
+		if ((rc = sbx_block_root(pol, i, &layer, &root_sys_dirs)) < 0)
 			child_fail(f->ready, layer, -rc);
 	} else if (chdir(pol->work) < 0) {
 		child_fail(f->ready, "workdir", errno);

@@ -92,10 +92,16 @@ int sbx_net_is_empty(void);
 int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
 /* A block's: inside it is 65534, outside uid and gid (pid 0: our own). */
 int sbx_write_block_maps(pid_t pid, uid_t uid, gid_t gid);
+/* The host's system trees a block's root mirrors, its programs may run
+ * from (Landlock): "/usr", "/bin", ..., NULL. */
+extern const char *const sbx_sys_dirs[];
+
 /* In the block's first process: private mounts, the minimal root,
- * /proc, pivot_root. *ret_layer names what failed. */
+ * /proc, pivot_root. *ret_layer names what failed; bit k of
+ * *ret_sys_dirs says sbx_sys_dirs[k] is a directory there (the others
+ * are absent, or symlinks into one that is). */
 int sbx_block_root(const struct sbx_policy *pol, size_t index,
-		   const char **ret_layer);
+		   const char **ret_layer, unsigned *ret_sys_dirs);
 
 int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
 /* Enter a user + mount namespace of the handler's own and mount the

@@ -58,8 +58,8 @@ static const char *const etc_keep[] = {
 	"vim", "subversion", NULL
 };
 
-static const char *const sys_dirs[] = {
-	"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
+const char *const sbx_sys_dirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
 };
 
 static int write_file_at(const char *path, const char *text)
@@ -124,7 +124,8 @@ static int bind_at(const char *src, const char *dst, int is_dir,
 /* A host entry as it is: a symlink copied (usr-merged /bin -> usr/bin),
  * a directory or file bound (with attr; 0 where the caller sets them on
  * a mount above), anything absent skipped. type is readdir's d_type,
- * or DT_UNKNOWN for an lstat to find it. */
+ * or DT_UNKNOWN for an lstat to find it. 1 for a directory bound, else
+ * 0 or -errno. */
 static int mirror(const char *host, const char *dst, unsigned char type,
 		  unsigned long long attr)
 {
@@ -145,8 +146,11 @@ static int mirror(const char *host, const char *dst, unsigned char type,
 		target[n] = '\0';
 		return symlink(target, dst) < 0 ? -errno : 0;
 	}
-	if (type == DT_DIR || type == DT_REG)
-		return bind_at(host, dst, type == DT_DIR, attr);
+	if (type == DT_DIR || type == DT_REG) {
+		int rc = bind_at(host, dst, type == DT_DIR, attr);
+
+		return rc < 0 ? rc : type == DT_DIR;
+	}
 	return 0;
 }
 
@@ -180,7 +184,7 @@ static int build_etc(const struct sbx_policy *pol)
 	if (mount("etc", "etc", NULL, MS_BIND, NULL) < 0)
 		return -errno;
 	if (pol->allow_network &&
-	    (rc = mirror("/etc/resolv.conf", "etc/resolv.conf", DT_UNKNOWN, 0)))
+	    (rc = mirror("/etc/resolv.conf", "etc/resolv.conf", DT_UNKNOWN, 0)) < 0)
 		return rc;
 	dir = opendir("/etc");
 	if (!dir)
@@ -410,7 +414,7 @@ static int bind_run_dirs(const struct sbx_policy *pol)
 }
 
 int sbx_block_root(const struct sbx_policy *pol, size_t index,
-		   const char **ret_layer)
+		   const char **ret_layer, unsigned *ret_sys_dirs)
 {
 	char newroot[PATH_MAX];
 	int rc;
@@ -429,12 +433,11 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 	/* Only these exist inside: /run, /var, /home, /sys and every host
 	 * unix socket are simply not there (Landlock before ABI 9 does not
 	 * cover connect() to a pathname socket). */
-	for (const char *const *s = sys_dirs; *s; s++) {
-		char host[64];
-
-		snprintf(host, sizeof host, "/%s", *s);
-		if ((rc = mirror(host, *s, DT_UNKNOWN, ATTR_HOST)) < 0)
+	*ret_sys_dirs = 0;
+	for (unsigned k = 0; sbx_sys_dirs[k]; k++) {
+		if ((rc = mirror(sbx_sys_dirs[k], sbx_sys_dirs[k] + 1, DT_UNKNOWN, ATTR_HOST)) < 0)
 			return rc;
+		*ret_sys_dirs |= (unsigned)rc << k;
 	}
 	if ((rc = build_etc(pol)) < 0 || (rc = build_dev(pol)) < 0 ||
 	    (rc = bind_run_dirs(pol)) < 0)
