@@ -268,12 +268,12 @@ static void landlock_spec(const struct sbx_policy *pol, int root,
 			  const char **rw, const char **exec)
 {
 	static const char *const dirs[] = { "/", NULL };
-	size_t n = 0;
 	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
 	static const char *const dev_rw[] = {
 		"/dev/null", "/dev/full", "/dev/tty", "/dev/pts", NULL
 	};
 	static const char *const dev_rw_host[] = { "/dev/null", "/dev/full", NULL };
+	size_t n = 0;
 
 	for (unsigned k = 0; sbx_sys_dirs[k] && n < 7; k++)
 		if (!root || (root_sys_dirs & (1u << k)))
