@@ -261,11 +261,10 @@ static unsigned root_sys_dirs;
  * own: the system trees to read and run, / and /dev to list, its own
  * devices (ptys included, with their ioctls), and /work, /tmp and
  * /dev/shm to write. Without one (besteffort) only the run's own
- * directories, never the host's /tmp, /dev/shm or terminals. exec
- * holds 8 entries. */
+ * directories, never the host's /tmp, /dev/shm or terminals. */
 static void landlock_spec(const struct sbx_policy *pol, int root,
 			  struct sbx_landlock_spec *ll, const char **ro,
-			  const char **rw, const char **exec)
+			  const char **rw, const char *exec[SBX_SYS_DIRS + 1])
 {
 	static const char *const dirs[] = { "/", NULL };
 	static const char *const dev_ro[] = { "/dev/zero", "/dev/random", "/dev/urandom", NULL };
@@ -275,7 +274,7 @@ static void landlock_spec(const struct sbx_policy *pol, int root,
 	static const char *const dev_rw_host[] = { "/dev/null", "/dev/full", NULL };
 	size_t n = 0;
 
-	for (unsigned k = 0; sbx_sys_dirs[k] && n < 7; k++)
+	for (unsigned k = 0; sbx_sys_dirs[k]; k++)
 		if (!root || (root_sys_dirs & (1u << k)))
 			exec[n++] = sbx_sys_dirs[k];
 	exec[n] = NULL;
@@ -368,7 +367,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	int root = !!(L & SBX_BIT(SBX_L_ROOT));
 	const char *work = root ? SBX_IN_WORK : pol->work;
 	const char *code = root ? SBX_IN_CODE : pol->code;
-	const char *ro[4], *rw[4], *exec[8];
+	const char *ro[4], *rw[4], *exec[SBX_SYS_DIRS + 1];
 	struct sbx_landlock_spec ll;
 	sigset_t none;
 	char **argv, **envp, go;

@@ -94,7 +94,8 @@ int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
 int sbx_write_block_maps(pid_t pid, uid_t uid, gid_t gid);
 /* The host's system trees a block's root mirrors, its programs may run
  * from (Landlock): "/usr", "/bin", ..., NULL. */
-extern const char *const sbx_sys_dirs[];
+#define SBX_SYS_DIRS 7
+extern const char *const sbx_sys_dirs[SBX_SYS_DIRS + 1];
 
 /* In the block's first process: private mounts, the minimal root,
  * /proc, pivot_root. *ret_layer names what failed; bit k of

@@ -58,7 +58,7 @@ static const char *const etc_keep[] = {
 	"vim", "subversion", NULL
 };
 
-const char *const sbx_sys_dirs[] = {
+const char *const sbx_sys_dirs[SBX_SYS_DIRS + 1] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL
 };
 
