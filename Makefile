@@ -52,7 +52,7 @@ DEPS_IMAGE := mmdebstrap podman runc slirp4netns strace
 # The image's name; `make image` tags it $(IMAGE):VERSION and $(IMAGE):latest.
 IMAGE ?= localhost/codellm
 
-.PHONY: all run check sanitize fuzz bench bench-units compat install uninstall clean deps \
+.PHONY: all run check check-loaded sanitize fuzz bench bench-units compat install uninstall clean deps \
 	deps-check deps-image unit replay blackbox lint-man image check-image
 
 all: $(BIN) units/codellm-debug@.service
@@ -144,6 +144,13 @@ run: deps
 check: deps-check
 	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
 	@tests/run-all
+
+# make check on a busy machine: the same suites while 2 x cores nice'd
+# busy processes run beside them (tests/check-loaded; CODELLM_LOAD_JOBS
+# and CODELLM_LOAD_NICE change both). Not part of make check.
+check-loaded: deps-check
+	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
+	@tests/check-loaded
 
 # The container image: a Debian 12 root from Debian's packages only
 # (mmdebstrap) with codellm installed by `make install`, imported with
