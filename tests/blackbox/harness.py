@@ -250,17 +250,50 @@ class Server:
             return False
 
     def start(self):
-        self.log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            if self.reachable():
-                # that probe connection started a handler; let it finish
-                time.sleep(0.05)
-                return
-            time.sleep(0.02)
+        """Starts systemd-socket-activate and returns once it accepts. The
+        port free_port() found can be taken by another suite before the
+        listener binds it (suites run side by side in make check-loaded):
+        then it exits, and the start is tried again on a new port. The
+        deadline is generous, since it is only spent when something is
+        wrong (on a loaded machine a start can take seconds)."""
+        for attempt in range(3):
+            self.log = open(self.log_path, "wb")
+            self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            deadline = time.time() + 30
+            while time.time() < deadline and self.proc.poll() is None:
+                if self.reachable():
+                    # that probe connection started a handler: the test's
+                    # first request must not meet it (a handler count, a
+                    # per-connection file of a wrapper)
+                    self.idle()
+                    return
+                time.sleep(0.02)
+            if self.proc.poll() is None or "Address already in use" not in self.log_text():
+                break
+            self.log.close()
+            old = "127.0.0.1:%d" % self.port
+            self.port = free_port()
+            self.argv = [a.replace(old, "127.0.0.1:%d" % self.port) if a == old else a
+                         for a in self.argv]
         raise RuntimeError("server did not start: " + self.log_text())
+
+    def handlers(self):
+        """The live (not yet reaped or exiting) handler processes: the
+        children of systemd-socket-activate that are no zombie."""
+        return [p for p in children_of(self.proc.pid) if pid_alive(p)]
+
+    def idle(self, timeout=30.0):
+        """Waits until no handler of this server runs (an answer's end
+        comes before its handler's cleanup and audit): [] then, else the
+        handlers still there after `timeout` s, a backstop spent only
+        when something is wrong."""
+        deadline = time.time() + timeout
+        while True:
+            live = self.handlers()
+            if not live or time.time() > deadline:
+                return live
+            time.sleep(0.02)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -304,7 +337,7 @@ class Server:
         return self.chat(payload, **kw)
 
     # --- leftovers ----------------------------------------------------
-    def leftovers(self, wait=5.0):
+    def leftovers(self, wait=20.0):
         """Run directories still present after the handlers finished."""
         deadline = time.time() + wait
         while True:
@@ -334,7 +367,7 @@ def procs_matching(pattern):
     return pids
 
 
-def wait_gone(pattern, timeout=5.0):
+def wait_gone(pattern, timeout=20.0):
     deadline = time.time() + timeout
     while time.time() < deadline:
         if not procs_matching(pattern):
@@ -472,7 +505,108 @@ def descendants(pid):
     return out
 
 
-def wait_procs(pattern, timeout=5.0):
+def pid_alive(pid):
+    """Process `pid` exists and is no zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def cmdline(pid):
+    """Process `pid`'s command line, NULs as they are ("" once it is gone)."""
+    try:
+        with open("/proc/%d/cmdline" % pid) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+# ---- holding a block until the test lets it go -------------------------------
+# A check that needs a run to be going while it looks (a slot taken, a
+# stream open, a process to inspect) holds the run's block with one of two
+# releases the test controls, never with a sleep that load can outlast.
+# The run's --timeout is the backstop: a block that waits in vain ends
+# there, and the check fails instead of hanging.
+
+# 1. The block waits for a file `go` in its working directory; let_go()
+# makes it. Bash and python forms:
+HOLD = "while [ ! -e go ]; do sleep 0.05; done"
+HOLD_PY = "import os, time\nwhile not os.path.exists('go'):\n    time.sleep(0.05)\n"
+
+
+def let_go(pids):
+    """Makes `go` in the working directory of each block process, as the
+    directory's owner when need be (the sandbox maps only its own ids,
+    so root's file there would be EOVERFLOW)."""
+    for pid in pids:
+        path = "/proc/%d/cwd/go" % pid
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+            continue
+        except OSError:
+            pass
+        try:
+            st = os.stat(os.path.dirname(path))
+            subprocess.run(["touch", path], user=st.st_uid, group=st.st_gid, extra_groups=[],
+                           stderr=subprocess.DEVNULL)
+        except OSError:
+            pass
+
+
+def running_blocks(server, n=1, wait=30.0, first_only=False, stop=None):
+    """The server's block processes once there are `n` (with first_only,
+    only the first block of each run counts), or once stop() is true, or
+    whatever there is after `wait` s (the backstop)."""
+    deadline = time.time() + wait
+    while True:
+        found = block_processes(server)
+        if first_only:
+            found = [p for p in found if "/code/block-0." in cmdline(p)]
+        if len(found) >= n or (stop and stop()) or time.time() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+# 2. The block installs a SIGUSR1 handler and waits (the test sees the
+# handler in SigCgt of /proc/PID/status: catching()); release() sends it.
+# WAIT_RELEASE_PY waits, then prints its %s and exits 0.
+WAIT_RELEASE_PY = ("import os, signal\n"
+                   "def go(*a):\n"
+                   "    print(%r, flush=True)\n"
+                   "    os._exit(0)\n"
+                   "signal.signal(signal.SIGUSR1, go)\n"
+                   "while True:\n"
+                   "    signal.pause()\n")
+
+
+def catching(server, alive=None, timeout=120.0):
+    """The pid of the server's block process that catches SIGUSR1, once
+    there is one. None once alive() (the request is still going) is
+    false, or after `timeout` s (the backstop)."""
+    bit = 1 << (signal.SIGUSR1 - 1)
+    deadline = time.time() + timeout
+    while time.time() < deadline and (alive is None or alive()):
+        for p in block_processes(server):
+            try:
+                with open("/proc/%d/status" % p) as f:
+                    for ln in f:
+                        if ln.startswith("SigCgt:") and int(ln.split()[1], 16) & bit:
+                            return p
+            except (OSError, ValueError):
+                continue
+        time.sleep(0.05)
+    return None
+
+
+def release(pid):
+    """Sends the block found by catching() its SIGUSR1."""
+    if pid:
+        os.kill(pid, signal.SIGUSR1)
+
+
+def wait_procs(pattern, timeout=20.0):
     """PIDs matching `pattern` as soon as there are any (or [] after
     `timeout`)."""
     deadline = time.time() + timeout
@@ -556,7 +690,7 @@ def private_journal():
     os.makedirs("/run/systemd/journal", exist_ok=True)
     jd = subprocess.Popen(["/lib/systemd/systemd-journald"], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
+    deadline = time.time() + 30
     while not os.path.exists("/run/systemd/journal/socket") and time.time() < deadline:
         time.sleep(0.02)
     if os.path.exists("/run/systemd/journal/socket"):
@@ -566,7 +700,7 @@ def private_journal():
     return None
 
 
-def journal_records(until=None, wait=5.0):
+def journal_records(until=None, wait=20.0):
     """Every codellm record in the private journal, as dicts. The handler
     sends its record after the answer's end (the client does not wait
     for it): with `until`, read again until until(records) holds or
