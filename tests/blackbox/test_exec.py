@@ -34,7 +34,7 @@ U = str(100000 + os.getpid())
 
 # ---- helpers ----------------------------------------------------------------
 
-def handler_pid(s, timeout=5.0):
+def handler_pid(s, timeout=30.0):
     """The handler serving the one open connection: the child of
     systemd-socket-activate."""
     deadline = time.time() + timeout
@@ -46,12 +46,24 @@ def handler_pid(s, timeout=5.0):
     return None
 
 
-def pid_alive(pid):
+def started(*marks):
+    """Bash lines that wait until a process of the block runs a sleep
+    marked U.<mark>, for each mark (the pattern's [.] keeps grep from
+    finding its own command line)."""
+    return "".join("until grep -qs '%s[.]%s' /proc/[0-9]*/cmdline; do sleep 0.01; done\n"
+                   % (U, m) for m in marks)
+
+
+def vmhwm(pid):
+    """The peak resident memory (KiB) of process `pid` so far, or None."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        with open("/proc/%d/status" % pid) as f:
+            for ln in f:
+                if ln.startswith("VmHWM:"):
+                    return int(ln.split()[1])
+    except (OSError, TypeError, ValueError):
+        pass
+    return None
 
 
 def open_chat(s, payload):
@@ -61,13 +73,34 @@ def open_chat(s, payload):
     return c
 
 
+def recv_until(c, done, buf=b""):
+    """Reads from c until done(buf) holds, the peer closes or it stays
+    silent for the socket's timeout; returns everything read."""
+    while not done(buf):
+        try:
+            b = c.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            break
+        if not b:
+            break
+        buf += b
+    return buf
+
+
+def body_of(buf):
+    """What follows the response head in buf (b"" before its end)."""
+    return buf.partition(b"\r\n\r\n")[2]
+
+
 def one(lang, code, model="codellm"):
     return {"model": model, "messages": [{"role": "user", "content": block(lang, code)}]}
 
 
 # ---- interpreters and aliases -------------------------------------------------
 
-with Server("--timeout", "10") as s:
+# (a run that waits for a file another block makes ends by this timeout
+# if the file never comes: a broken pipeline fails its check, never hangs)
+with Server("--timeout", "20") as s:
     cases = [
         ("python", "import sys\nprint('py', sys.version_info[0])", "py 3\n"),
         ("bash", "echo \"bash ${BASH_VERSINFO[0]:+yes}\"", "bash yes\n"),
@@ -112,30 +145,34 @@ with Server("--timeout", "10") as s:
          "block_results[].index counts from 0")
 
     # ---- a true pipeline ------------------------------------------------
-    # block 0 prints, sleeps 1 s, prints; block 1 stamps each line as it
-    # arrives. A fused or store-and-forward pipeline would deliver both at
-    # once, after block 0 ended.
+    # block 0 prints a line, then waits for a file block 1 makes once that
+    # line has reached it, then prints its last; block 1 stamps each line
+    # as it arrives. A fused or store-and-forward pipeline would deliver
+    # nothing before block 0 ended: the file never comes, the run ends by
+    # its timeout, and the check fails (an ordering, not a time).
     # a process is told apart by its PID namespace and pid: every block
     # of a sandboxed run has a PID namespace of its own
     prod = ("import os, sys, time\n"
             "me = os.readlink('/proc/self/ns/pid')[5:-1] + str(os.getpid())\n"
             "print('first', me, time.time(), flush=True)\n"
-            "time.sleep(1.2)\n"
+            "while not os.path.exists('got-first'):\n"
+            "    time.sleep(0.01)\n"
             "print('second', me, time.time(), flush=True)\n")
     cons = ("import os, sys, time, json\n"
             "got = []\n"
             "for line in sys.stdin:\n"
             "    got.append([time.time(), line.split()])\n"
+            "    open('got-first', 'w').close()\n"
             "print(json.dumps({'pid': os.readlink('/proc/self/ns/pid')[5:-1] + str(os.getpid()), 'got': got, 'end': time.time()}))\n")
     r = s.run(block("python", prod) + block("python", cons))
     try:
         j = json.loads(content(r))
         got = j["got"]
         (a_recv, a), (b_recv, b) = got
-        ok = (a[0] == "first" and b[0] == "second" and
-              b_recv - a_recv > 0.9 and a_recv < float(b[2]) - 0.9)
-        t.ok(ok, "pipeline streams: block 1 got the first line >0.9 s before block 0 wrote its last",
-             json.dumps(j))
+        ok = (a[0] == "first" and b[0] == "second" and a_recv <= float(b[2]) <= b_recv
+              and field(r, "codellm", "timed_out") is False)
+        t.ok(ok, "pipeline streams: block 1 got the first line while block 0 still ran, waiting "
+             "for that (its last line came %.2f s later)" % (float(b[2]) - a_recv), json.dumps(j))
         pids = {a[1], j["pid"]}
         t.ok(len(pids) == 2, "each block is its own process (different pids)", repr(pids))
     except Exception as e:
@@ -151,16 +188,18 @@ with Server("--timeout", "10") as s:
     pids = (content(r) or "").split()
     t.ok(len(pids) == 3 and len(set(pids)) == 3 and all(p.startswith("pid:[") for p in pids),
          "bash | python | node: three distinct processes", repr(content(r)))
-    # block 1 starts while block 0 is still running
-    r = s.run(block("bash", "sleep 1; echo done0") +
-              block("python", "import time\nt0 = time.time()\nimport sys\nx = sys.stdin.read()\n"
-                    "print(round(time.time() - t0, 2), x.strip())"))
+    # block 1 starts while block 0 is still running: block 0 writes only
+    # once block 1 has made a file (blocks run one after the other would
+    # wait for each other until the timeout)
+    r = s.run(block("bash", "until [ -e b1-running ]; do sleep 0.01; done\necho done0") +
+              block("python", "import time\nopen('b1-running', 'w').close()\nt0 = time.time()\n"
+                    "import sys\nx = sys.stdin.read()\nprint(round(time.time() - t0, 2), x.strip())"))
     try:
         waited, word = content(r).split()
-        t.ok(float(waited) > 0.8 and word == "done0",
-             "block 1 is already running while block 0 sleeps (waited %s s on stdin)" % waited)
+        t.ok(word == "done0" and field(r, "codellm", "timed_out") is False,
+             "block 1 is already running while block 0 waits for it (waited %s s on stdin)" % waited)
     except Exception:
-        t.ok(False, "block 1 is already running while block 0 sleeps", r.body[:600])
+        t.ok(False, "block 1 is already running while block 0 waits for it", r.body[:600])
 
     # ---- 32 MiB through three blocks, byte for byte ----------------------
     N = 32 << 20
@@ -217,21 +256,29 @@ with Server("--timeout", "10") as s:
     r = s.run(block("python", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"))
     t.eq((field(r, "codellm", "exit_code"), field(r, "codellm", "block_results", 0, "signal")), (139, 11),
          "a block killed by SIGSEGV → exit_code 139, signal 11")
+    # the upper bound is the client's own wait for the answer: a run the
+    # handler measures cannot last longer than the request did
+    t0 = time.time()
     r = s.run(block("bash", "sleep 1") + block("bash", "cat"))
+    el_ms = (time.time() - t0) * 1000
     br = results(r) or [{}, {}]
-    t.ok(br[0].get("duration_ms", 0) >= 950 and field(r, "codellm", "duration_ms") >= br[0].get("duration_ms", 0)
-         and br[0].get("duration_ms", 0) < 5000,
-         "duration_ms measures the run (sleep 1 → %s ms, run %s ms)"
-         % (br[0].get("duration_ms"), field(r, "codellm", "duration_ms")))
+    d0, run_ms = br[0].get("duration_ms") or 0, field(r, "codellm", "duration_ms") or 0
+    t.ok(d0 >= 950 and run_ms >= d0 and run_ms <= el_ms + 5,
+         "duration_ms measures the run (sleep 1 → %s ms, run %s ms, the client waited %d ms)"
+         % (br[0].get("duration_ms"), field(r, "codellm", "duration_ms"), el_ms))
     # a block that closes its stdout and goes on: the next block sees EOF
-    # at once (nothing else holds the pipe open)
-    r = s.run(block("bash", "exec >&-\nsleep 1.5") +
-              block("python", "import sys, time\nt = time.time()\nsys.stdin.read()\nprint(round(time.time() - t, 2))"))
+    # while it still runs (nothing else holds the pipe open). Block 0
+    # ends only once block 1 made a file after its EOF: an EOF that came
+    # only with block 0's end would leave both waiting until the timeout.
+    r = s.run(block("bash", "exec >&-\nuntil [ -e eof-seen ]; do sleep 0.01; done") +
+              block("python", "import sys, time\nt = time.time()\nsys.stdin.read()\n"
+                    "open('eof-seen', 'w').close()\nprint(round(time.time() - t, 2))"))
     try:
         waited = float(content(r))
     except (TypeError, ValueError):
         waited = -1
-    t.ok(0 <= waited < 0.7, "a block that closes stdout early: the next block gets EOF at once (%.2f s)" % waited,
+    t.ok(waited >= 0 and field(r, "codellm", "timed_out") is False and field(r, "codellm", "exit_code") == 0,
+         "a block that closes stdout early: the next block gets EOF while it still runs (%.2f s)" % waited,
          r.body[:400])
 
     # ---- a reader that stops reading -------------------------------------
@@ -239,7 +286,8 @@ with Server("--timeout", "10") as s:
     r = s.run(block("bash", "exec yes") + block("bash", "exit 0"))
     el = time.time() - t0
     br = results(r) or [{}, {}]
-    t.ok(el < 10 and field(r, "codellm", "exit_code") == 141 and br[0].get("signal") == 13
+    # (a writer that never got SIGPIPE would run until the --timeout 20)
+    t.ok(el < 20 and field(r, "codellm", "exit_code") == 141 and br[0].get("signal") == 13
          and br[1].get("exit_code") == 0 and field(r, "codellm", "timed_out") is False,
          "next block exits without reading → writer dies of SIGPIPE, exit_code 141, in %.1f s" % el,
          r.body[:800])
@@ -248,9 +296,11 @@ with Server("--timeout", "10") as s:
          "a reader that reads 10 bytes then exits: the perl writer gets SIGPIPE (141)")
 
     # ---- subreaper: nothing a block spawns outlives the response ---------
+    # each block ends only once what it spawned runs the marked sleep (so a
+    # leftover shows in the process list whenever the test looks)
     r = s.run(block("bash", "setsid sleep " + U + ".777 >/dev/null 2>&1 </dev/null &\n"
                             "sleep " + U + ".776 >/dev/null 2>&1 &\n"
-                            "disown -a\necho started"))
+                            "disown -a\n" + started("777", "776") + "echo started"))
     left = procs_matching(U + ".77")
     t.ok(content(r) == "started\n" and left == [],
          "setsid/background daemons of a bash block are gone when the response arrives", repr(left))
@@ -259,11 +309,13 @@ with Server("--timeout", "10") as s:
              "pid = os.fork()\n"
              "if pid == 0:\n"
              "    os.setsid()\n"
-             "    if os.fork() == 0:\n"
+             "    g = os.fork()\n"
+             "    if g == 0:\n"
              "        os.execvp('sleep', ['sleep', '" + U + ".778'])\n"
+             "    while b'" + U + ".778' not in open('/proc/%d/cmdline' % g, 'rb').read():\n"
+             "        time.sleep(0.01)\n"
              "    os._exit(0)\n"
              "os.waitpid(pid, 0)\n"
-             "time.sleep(0.3)\n"
              "print('daemonized')\n")
     r = s.run(block("python", dfork))
     left = procs_matching(U + ".778")
@@ -274,9 +326,11 @@ with Server("--timeout", "10") as s:
     # the block ended, what it left behind dies with it (as with a PID
     # namespace), so block 1 sees EOF
     t0 = time.time()
-    r = s.run(block("bash", "setsid sleep " + U + ".779 &\nsleep 0.3\necho hi") + block("bash", "cat; echo eof"))
+    r = s.run(block("bash", "setsid sleep " + U + ".779 &\n" + started("779") + "echo hi") +
+              block("bash", "cat; echo eof"))
     el = time.time() - t0
-    t.ok(el < 10 and content(r) == "hi\neof\n" and field(r, "codellm", "timed_out") is False,
+    # (had the daemon kept the pipe open, the run would end by the --timeout 20)
+    t.ok(el < 20 and content(r) == "hi\neof\n" and field(r, "codellm", "timed_out") is False,
          "a daemon of block 0 holding the pipe open dies with block 0 (block 1 sees EOF, %.1f s)" % el,
          r.body[:600])
     kill_leftovers(U + ".779")
@@ -291,9 +345,11 @@ with open(wrapper, "w") as f:
     f.write("#!/bin/sh\nulimit -Sn 1024\nexec %s \"$@\"\n" % HANDLER)
 os.chmod(wrapper, 0o755)
 with Server("--timeout", "60", "--max-blocks", "256", handler=wrapper) as s:
+    t0 = time.time()
     r = s.run(block("bash", "echo through-256") + "".join(block("bash", "cat") for _ in range(255)))
+    el = time.time() - t0
     t.ok(content(r) == "through-256\n" and len(results(r) or []) == 256,
-         "256 blocks run under a soft open-file limit of 1024", r.body[-400:])
+         "256 blocks run under a soft open-file limit of 1024 (%.1f s, --timeout 60)" % el, r.body[-400:])
 with Server("--max-blocks", "257") as s:
     r = s.run(block("bash", "echo x"))
     t.ok(r.status == 503 and (r.error() or {}).get("code") == "server_misconfigured",
@@ -305,7 +361,7 @@ interp_dir = tempfile.mkdtemp(prefix="codellm-interp-")
 interp_file = os.path.join(interp_dir, "interpreters.json")
 with open(interp_file, "w") as f:
     json.dump({"awk": {"argv": ["awk", "-f", "{file}"], "aliases": ["gawk", "mawk"]}}, f)
-with Server("--timeout", "10", "--max-blocks", "100", "--interpreters", interp_file,
+with Server("--timeout", "60", "--max-blocks", "100", "--interpreters", interp_file,
             allowed=ALL_LANGS + ",awk") as s:
     t0 = time.time()
     r = s.run(block("bash", "echo through-80") + "".join(block("bash", "cat") for _ in range(79)))
@@ -324,41 +380,41 @@ shutil.rmtree(interp_dir, ignore_errors=True)
 
 # ---- stderr flood ----------------------------------------------------------------
 with Server("--timeout", "60", "--max-stderr-bytes", "5000") as s:
-    flood = ("import sys, time\n"
+    # once the flood is written the block waits for the test (catching,
+    # release): the handler's peak memory is read after the whole flood
+    # passed through it, then again until the answer is out
+    flood = ("import os, signal, sys\n"
              "w = sys.stderr.buffer.write\n"
              "for i in range(800000):\n"
              "    w(b'line %07d\\n' % i)\n"
              "sys.stderr.flush()\n"
              "print('done', flush=True)\n"
-             "time.sleep(1.5)\n")
+             "signal.signal(signal.SIGUSR1, lambda *a: os._exit(0))\n"
+             "while True:\n"
+             "    signal.pause()\n")
     full = b"".join(b"line %07d\n" % i for i in range(800000))
-    hwm = {}
-
-    def watch():
-        hp = handler_pid(s)
-        deadline = time.time() + 20
-        while hp and time.time() < deadline:
-            try:
-                with open("/proc/%d/status" % hp) as f:
-                    for ln in f:
-                        if ln.startswith("VmHWM:"):
-                            hwm["kb"] = int(ln.split()[1])
-            except OSError:
-                break
-            time.sleep(0.05)
-
-    th = threading.Thread(target=watch)
+    res = []
+    th = threading.Thread(target=lambda: res.append(s.run(block("python", flood), timeout=90)))
     th.start()
-    r = s.run(block("python", flood))
+    blk = catching(s, th.is_alive)
+    hp = handler_pid(s)
+    after_flood = vmhwm(hp) if blk else None
+    release(blk)
+    hwm = [after_flood or 0]
+    while th.is_alive():
+        hwm.append(vmhwm(hp) or 0)
+        time.sleep(0.05)
     th.join()
+    r = res[0] if res else Resp(b"")
     err = field(r, "codellm", "stderr") or ""
     t.ok(r.status == 200 and content(r) == "done\n", "10 MB stderr flood: the response arrives", r.body[:300])
     t.eq(len(err.encode()), 5000, "kept stderr is capped at --max-stderr-bytes")
     t.ok(err.encode() == full[-5000:], "kept stderr is the TAIL of what was written", err[:200])
     t.eq(field(r, "codellm", "block_results", 0, "stderr_bytes"), len(full),
          "stderr_bytes is the full count (%d)" % len(full))
-    t.ok(0 < hwm.get("kb", 0) < 64 * 1024, "the handler stays small during the flood (peak RSS %s KiB)"
-         % hwm.get("kb"))
+    t.ok(after_flood is not None and 0 < max(hwm) < 64 * 1024,
+         "the handler stays small during the flood (peak RSS %s KiB, %s KiB once the flood was through)"
+         % (max(hwm), after_flood))
     t.ok(s.leftovers() == [], "no run directory left after the flood")
 
 # ---- stdout cap ------------------------------------------------------------------------
@@ -370,8 +426,9 @@ with Server("--timeout", "60", "--max-stdout-bytes", "1000") as s:
     t.eq(content(r), "x" * 1000, "stdout over --max-stdout-bytes keeps exactly the cap")
     t.eq(field(r, "choices", 0, "finish_reason"), "length", "finish_reason length when stdout hit the cap")
     t.ok(field(r, "codellm", "exit_code") == 0 and field(r, "codellm", "stderr") == "finished\n"
-         and field(r, "codellm", "block_results", 0, "stdout_bytes") == 80 * 65536 and el < 20,
-         "the producer is drained: it finished (exit 0, its last stderr line), stdout_bytes counts all",
+         and field(r, "codellm", "block_results", 0, "stdout_bytes") == 80 * 65536 and el < 60,
+         "the producer is drained: it finished (exit 0, its last stderr line), stdout_bytes counts all "
+         "(%.1f s; a producer left blocked would run until the --timeout 60)" % el,
          r.body[-700:])
     r = s.run(block("python", "import sys\nsys.stdout.write('y' * 1000)"))
     t.eq((content(r), field(r, "choices", 0, "finish_reason")), ("y" * 1000, "stop"),
@@ -382,6 +439,9 @@ with Server("--timeout", "60", "--max-stdout-bytes", "1000") as s:
     t.eq(content(r), "a" * 999 + "\ufffd", "a UTF-8 sequence cut by the cap becomes U+FFFD")
 
 # ---- the wall timeout -----------------------------------------------------------
+# A run's time is bounded above by 15 s: far above the timeout plus any
+# delay load puts on the kill and the answer, far below what a timeout
+# that did not fire would take (the client's 30 s wait, the 60 s sleeps).
 with Server("--timeout", "2") as s:
     t0 = time.time()
     r = s.run(block("bash", "echo before; sleep 60." + U))
@@ -391,28 +451,32 @@ with Server("--timeout", "2") as s:
          "--timeout 2 and sleep 60 → 200, exit_code 124, timed_out true", r.body[:600])
     t.eq(field(r, "choices", 0, "finish_reason"), "length", "a timed-out run finishes with length")
     t.eq(content(r), "before\n", "output produced before the timeout is kept")
-    t.ok(1.8 <= el < 4.5, "it arrives in ~2 s (%.2f s)" % el)
+    t.ok(1.8 <= el < 15, "it arrives in ~2 s, long before the sleep's 60 (%.2f s)" % el)
     t.eq(field(r, "codellm", "block_results", 0, "timed_out"), True, "block_results[0].timed_out is true")
-    t.ok(wait_gone("sleep 60." + U, 3), "the sleeping block is killed")
-    t0 = time.time()
-    r = s.run(block("bash", "sleep 60." + U), extra={"codellm": {"timeout_s": 0.7}})
-    el = time.time() - t0
-    t.ok(field(r, "codellm", "exit_code") == 124 and 0.6 <= el < 1.6,
-         "codellm.timeout_s 0.7 lowers the timeout (%.2f s)" % el, r.body[:400])
+    t.ok(wait_gone("sleep 60." + U), "the sleeping block is killed")
+    # lowered far below the server's timeout (here --timeout 30), so that
+    # a timeout_s ignored (30 s) and one applied (0.7 s) lie far apart
+    with Server("--timeout", "30") as s30:
+        t0 = time.time()
+        r = s30.run(block("bash", "sleep 60." + U), extra={"codellm": {"timeout_s": 0.7}})
+        el = time.time() - t0
+    t.ok(field(r, "codellm", "exit_code") == 124 and 0.6 <= el < 15,
+         "codellm.timeout_s 0.7 lowers the timeout (%.2f s, --timeout 30)" % el, r.body[:400])
     t0 = time.time()
     r = s.run(block("bash", "sleep 60." + U), extra={"codellm": {"timeout_s": 100}})
     el = time.time() - t0
-    t.ok(field(r, "codellm", "exit_code") == 124 and 1.8 <= el < 4.5,
+    t.ok(field(r, "codellm", "exit_code") == 124 and 1.8 <= el < 15,
          "codellm.timeout_s 100 is clamped to --timeout 2 (%.2f s)" % el, r.body[:400])
     # the timeout kills the whole pipeline, every block
     t0 = time.time()
     r = s.run(block("bash", "sleep 61." + U) + block("python", "import time\ntime.sleep(62)"))
     el = time.time() - t0
     br = results(r) or [{}, {}]
-    t.ok(field(r, "codellm", "exit_code") == 124 and el < 4.5 and
+    t.ok(field(r, "codellm", "exit_code") == 124 and el < 15 and
          [b.get("timed_out") for b in br] == [True, True],
-         "the timeout kills every block of the pipeline", r.body[:800])
-    t.ok(wait_gone("sleep 61." + U, 3) and s.leftovers() == [], "nothing left after the timeouts")
+         "the timeout kills every block of the pipeline (%.2f s)" % el, r.body[:800])
+    t.ok(wait_gone("sleep 61." + U) and wait_gone("sleep 60." + U) and s.leftovers() == [],
+         "nothing left after the timeouts")
 
 # ---- the relay's hard stop after the kill ------------------------------------------
 # After the kill the handler reads the blocks' pipes until end of file,
@@ -421,10 +485,14 @@ with Server("--timeout", "2") as s:
 # Only --sandbox off lets one exist (the handler kills every descendant,
 # so it cannot be one the block starts): here the test itself opens the
 # block's stdout through /proc/PID/fd/1 while the block runs. Harmless
-# code only; the client waits up to 20 s, and only the outcome counts.
+# code only. The block goes on only once the test holds its stdout (a
+# file the test makes in a directory of its own): then it ends by itself
+# or sleeps until the timeout kills it. The --timeout 10 leaves the test
+# time to take hold under any load; the answer comes ~2 s after it, and
+# the client waits up to 60 s: only the outcome counts.
 
 
-def hold_stdout(s, timeout=5.0):
+def hold_stdout(s, timeout=30.0):
     """(fd, pid): a write end of the running bash block's stdout pipe."""
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -440,14 +508,25 @@ def hold_stdout(s, timeout=5.0):
     return None, None
 
 
-for code, what in (("echo before\nsleep 100." + U, "killed by the timeout"),
-                   ("echo before\nsleep 1.5", "ended by itself")):
-    with Server("--timeout", "3", sandbox="off") as s:
+sync_dir = tempfile.mkdtemp(prefix="codellm-held-")
+held_flag = os.path.join(sync_dir, "held")
+wait_held = "echo before\nuntil [ -e %s ]; do sleep 0.01; done\n" % held_flag
+# (the block's own result says which way it ended: killed by SIGKILL at
+# the timeout, or exit 0 before it)
+for code, what, ended in ((wait_held + "sleep 100." + U, "killed by the timeout", (9, True)),
+                          (wait_held + "exit 0", "ended by itself", (0, False))):
+    if os.path.exists(held_flag):
+        os.unlink(held_flag)
+    with Server("--timeout", "10", sandbox="off") as s:
         res = []
-        th = threading.Thread(target=lambda: res.append(s.run(block("bash", code), timeout=20)))
+        th = threading.Thread(target=lambda: res.append(s.run(block("bash", code), timeout=60)))
+        t0 = time.time()
         th.start()
         held, pid = hold_stdout(s)
-        th.join(40)
+        if held is not None:
+            open(held_flag, "w").close()
+        th.join(90)
+        el = time.time() - t0
         if held is not None:
             os.close(held)
         kill_leftovers("sleep 100." + U)
@@ -456,39 +535,64 @@ for code, what in (("echo before\nsleep 100." + U, "killed by the timeout"),
         if held is None:
             t.ok(False, "relay hard stop (%s): the test could not hold the block's stdout" % what)
             continue
+        b0 = (c.get("block_results") or [{}])[0]
         t.ok(r is not None and r.status == 200 and c.get("timed_out") is True and
-             c.get("exit_code") == 124 and content(r) == "before\n",
+             c.get("exit_code") == 124 and content(r) == "before\n" and
+             (b0.get("signal"), b0.get("timed_out")) == ended,
              "a block (%s) whose stdout a process outside the run holds open: the answer "
-             "still comes, timed_out true, with what was read (\"before\")" % what,
+             "still comes, timed_out true, with what was read (\"before\"), in %.1f s" % (what, el),
              repr(r)[:800])
-        t.ok(wait_gone("sleep 100." + U, 3) and s.leftovers() == [],
+        t.ok(wait_gone("sleep 100." + U) and s.leftovers() == [],
              "relay hard stop (%s): nothing left behind" % what)
+shutil.rmtree(sync_dir, ignore_errors=True)
 
 # ---- keep-alive ----------------------------------------------------------------------
-with Server("--keepalive-interval", "1") as s:
-    c = open_chat(s, one("bash", "sleep 3.2; echo slow-done"))
+# The block waits for the test's release: the test lets it end only once
+# the head and two keep-alive bytes have arrived, so they came while the
+# run went on (a head sent with the answer would leave both waiting until
+# the --timeout 30, and the block would never print).
+with Server("--keepalive-interval", "1", "--timeout", "30") as s:
+    c = open_chat(s, one("python", WAIT_RELEASE_PY % "slow-done"))
     t0 = time.time()
-    buf = b""
-    t_head = None
-    c.settimeout(10)
-    while b"\r\n\r\n" not in buf:
-        b = c.recv(65536)
-        if not b:
-            break
-        buf += b
+    c.settimeout(60)
+    buf = recv_until(c, lambda b: b"\r\n\r\n" in b)
     t_head = time.time() - t0
+    buf = recv_until(c, lambda b: len(body_of(b)) - len(body_of(b).lstrip()) >= 2
+                     or body_of(b).strip() != b"", buf)
+    blk = catching(s)
+    t_rel = time.time() - t0
+    release(blk)
     buf += read_all(c)
     t_end = time.time() - t0
     c.close()
     r = Resp(buf)
-    t.ok(r.status == 200 and t_head < 1.0, "headers arrive right after setup (%.2f s), before the run ends" % t_head)
+    t.ok(r.status == 200 and blk is not None and content(r) == "slow-done\n",
+         "headers arrive before the run ends (%.2f s): the block still waited for the test" % t_head)
     t.eq(r.header("x-should-retry"), "false", "early headers carry x-should-retry: false")
     t.eq(r.header("content-length"), None, "early headers have no Content-Length")
     lead = len(r.body) - len(r.body.lstrip())
     t.ok(r.body[:1] in (b" ", b"\n", b"\t", b"\r") and lead >= 2,
          "the body starts with keep-alive whitespace (%d bytes)" % lead, r.body[:80])
     t.eq(content(r), "slow-done\n", "the body after the whitespace is the JSON object (json.loads parses it)")
-    t.ok(t_end >= 3.0, "the run took its 3 s (%.2f s)" % t_end)
+    t.ok(blk is not None and t_end >= t_rel and field(r, "codellm", "exit_code") == 0,
+         "the run went on until the test released the block (%.2f s, the answer at %.2f s)" % (t_rel, t_end))
+# the head goes out once the blocks are set up, not with the first
+# keep-alive byte: with --keepalive-interval 30 it comes long before one
+# is due (and the block still waits for the test meanwhile)
+with Server("--keepalive-interval", "30", "--timeout", "60") as s:
+    c = open_chat(s, one("python", WAIT_RELEASE_PY % "released"))
+    t0 = time.time()
+    c.settimeout(60)
+    buf = recv_until(c, lambda b: b"\r\n\r\n" in b)
+    t_head = time.time() - t0
+    blk = catching(s)
+    release(blk)
+    buf += read_all(c)
+    c.close()
+    r = Resp(buf)
+    t.ok(r.status == 200 and t_head < 15 and blk is not None and content(r) == "released\n",
+         "headers arrive right after setup (%.2f s), long before the first keep-alive byte is due "
+         "(--keepalive-interval 30)" % t_head, r.raw[:400])
 
 # ---- a client that disconnects mid-run ---------------------------------------------
 with Server("--timeout", "60") as s:
@@ -498,7 +602,7 @@ with Server("--timeout", "60") as s:
     py = wait_procs(U + ".5671")
     c.close()
     t.ok(up != [] and py != [], "disconnect case: the blocks are running", repr((up, py)))
-    t.ok(wait_gone(U + ".567", 5),
+    t.ok(wait_gone(U + ".567"),
          "client disconnect mid-run: every block is killed", repr(procs_matching(U + ".567")))
     t.eq(s.leftovers(), [], "client disconnect mid-run: the run directory is removed")
     kill_leftovers(U + ".567")
@@ -506,15 +610,25 @@ with Server("--timeout", "60") as s:
 # ---- a client that only half-closes still gets its answer ----------------------------
 # (nc -N, socat: shutdown(SHUT_WR) after the request, then read.) The
 # handler tells this apart from a full close by writing a keep-alive byte:
-# only a reset or hangup ends the run.
+# only a reset or hangup ends the run. The block waits for the test's
+# release, given once that byte arrived: the handler saw the half-close
+# and the run went on.
 with Server("--timeout", "60") as s:
     req = build_request("POST", "/v1/chat/completions", {"model": "python", "messages": [
-        {"role": "user", "content": "import time\ntime.sleep(1)\nprint('after half-close')"}]})
-    t0 = time.time()
-    r = s.raw(req, half_close=True)
+        {"role": "user", "content": WAIT_RELEASE_PY % "after half-close"}]})
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    c.sendall(req)
+    c.shutdown(socket.SHUT_WR)
+    buf = recv_until(c, lambda b: body_of(b) != b"")
+    blk = catching(s)
+    release(blk)
+    buf += read_all(c)
+    c.close()
+    r = Resp(buf)
     t.eq(r.status, 200, "half-closed client: 200")
     t.eq(content(r), "after half-close\n", "half-closed client: the whole answer arrives")
-    t.ok(time.time() - t0 >= 1.0, "half-closed client: the run was not cut short")
+    t.ok(blk is not None, "half-closed client: the run was not cut short (the block still waited "
+         "for the test after the handler's byte)")
     t.eq(field(r, "codellm", "exit_code"), 0, "half-closed client: the block exited 0")
 
 # ---- SIGTERM to the handler mid-run ----------------------------------------------------
@@ -527,12 +641,12 @@ with Server("--timeout", "60") as s:
     t.ok(bool(running) and hp is not None, "SIGTERM case: the run is going (handler %s)" % hp)
     if hp:
         os.kill(hp, signal.SIGTERM)
-    out = read_all(c, 10)
+    out = read_all(c, 60)
     c.close()
-    t.ok(wait_gone(U + ".60", 5) and wait_gone("sleep " + U + ".6 ", 5),
+    t.ok(wait_gone(U + ".60") and wait_gone("sleep " + U + ".6 "),
          "SIGTERM to the handler: every process it made dies", repr(procs_matching(U + ".60")))
     t.eq(s.leftovers(), [], "SIGTERM to the handler: the run directory is removed")
-    deadline = time.time() + 5
+    deadline = time.time() + 20
     while hp and pid_alive(hp) and time.time() < deadline:
         time.sleep(0.05)
     t.ok(hp and not pid_alive(hp), "SIGTERM to the handler: the handler exits")
@@ -554,10 +668,10 @@ with Server("--timeout", "60") as s:
     if hp:
         os.kill(hp, signal.SIGKILL)
     c.close()
-    t.ok(wait_gone("sleep " + U + ".701", 5) and wait_gone(U + ".702", 5),
+    t.ok(wait_gone("sleep " + U + ".701") and wait_gone(U + ".702"),
          "SIGKILL of the handler: its blocks die too (parent-death signal)",
          repr(procs_matching(U + ".70")))
-    t.ok(wait_gone("sleep " + U + ".703", 5),
+    t.ok(wait_gone("sleep " + U + ".703"),
          "SIGKILL of the handler: what a block spawned (bash's sleep) dies too",
          repr(procs_matching(U + ".703")))
     kill_leftovers(U + ".70")
@@ -840,18 +954,27 @@ with Server() as s:
 # The shared start's block raises oom_score_adj to 1000 while it shares
 # the handler's memory (for every process sharing it): the handler takes
 # its own back once the program has exec'd, while the program keeps 1000.
-with Server() as s:
+# The block waits for the test's release (trap USR1): the handler's value
+# is read while it certainly runs, until it is the handler's own again.
+with Server("--timeout", "60") as s:
     mine = open("/proc/self/oom_score_adj").read().strip()
     c = open_chat(s, {"model": "codellm", "messages": [{"role": "user", "content": block(
-        "bash", "cat /proc/self/oom_score_adj; sleep 1." + U)}]})
-    time.sleep(0.6)
+        "bash", "cat /proc/self/oom_score_adj\ntrap 'exit 0' USR1\nsleep 60." + U + " &\nwait")}]})
+    blk = catching(s)
     pid = handler_pid(s)
-    try:
-        with open("/proc/%d/oom_score_adj" % pid) as f:
-            during = f.read().strip()
-    except (OSError, TypeError):
-        during = None
-    r = Resp(read_all(c))
+    during = None
+    deadline = time.time() + 20
+    while blk and time.time() < deadline:
+        try:
+            with open("/proc/%d/oom_score_adj" % pid) as f:
+                during = f.read().strip()
+        except (OSError, TypeError):
+            during = None
+        if during == mine:
+            break
+        time.sleep(0.05)
+    release(blk)
+    r = Resp(read_all(c, 60))
     t.ok(during == mine and content(r) == "1000\n",
          "native: while a block runs the handler's oom_score_adj is its own (%s), the block's 1000"
          % mine, "handler %r, block %r" % (during, content(r)))

@@ -54,6 +54,19 @@ def check(trace, blocks, what):
          % (what, blocks, early), trace[-3000:])
 
 
+def traces():
+    """The traces the handlers of the last server wrote, each to a file
+    of its own (trace.PID: the probe connection's handler may still run
+    when the request's starts), joined; the files are removed."""
+    out = ""
+    for name in sorted(os.listdir(d)):
+        if name.startswith("trace."):
+            with open(os.path.join(d, name)) as f:
+                out += f.read()
+            os.unlink(os.path.join(d, name))
+    return out
+
+
 if not STRACE:
     t.skip("the handler's reaping order", "strace is not installed")
     t.done()
@@ -62,7 +75,7 @@ d = tempfile.mkdtemp(prefix="codellm-reap-")
 os.chmod(d, 0o755)
 wrap, log = os.path.join(d, "handler"), os.path.join(d, "trace")
 with open(wrap, "w") as f:
-    f.write("#!/bin/sh\nexec %s -qq -e trace=kill,wait4,waitid -o %s -- %s \"$@\"\n"
+    f.write("#!/bin/sh\nexec %s -qq -e trace=kill,wait4,waitid -o %s.$$ -- %s \"$@\"\n"
             % (STRACE, log, HANDLER))
 os.chmod(wrap, 0o755)
 try:
@@ -78,21 +91,26 @@ try:
                   block("python", "import sys; print(sys.stdin.read().upper())"))
         t.ok(r.status == 200 and content(r) == "HI\n\n", "normal end: the run answers",
              repr(r)[:500])
-    with open(log) as f:
-        check(f.read(), 2, "normal end")
+        s.idle(60)
+    check(traces(), 2, "normal end")
     # a run the wall timeout ends: every block is killed, then reaped
     with Server("--timeout", "2", inetd=True, handler=wrap, env=env) as s:
         r = s.run(block("bash", "sleep 30") + block("bash", "cat; sleep 30"))
         t.ok(r.status == 200 and field(r, "codellm", "timed_out") is True,
              "timeout: the run ends by its timeout", repr(r)[:500])
-    with open(log) as f:
-        check(f.read(), 2, "timeout")
+        s.idle(60)
+    check(traces(), 2, "timeout")
     # --sandbox off, one block: the program is the handler's own child
     # (sbx_spawn_direct, no block process between them), and the handler
     # sweeps what it leaves as the block's init would: its group at the
-    # reap, a process that left the group (setsid) once the run ended
+    # reap, a process that left the group (setsid) once the run ended.
+    # The block ends only once both run their sleep (a leftover then shows
+    # in the process list whenever the test looks; [.] keeps grep from
+    # finding its own command line).
     with Server("--timeout", "20", inetd=True, handler=wrap, env=env, sandbox="off") as s:
         r = s.run(block("bash", "sleep 317.25 & setsid sleep 318.25 &\n"
+                        "until grep -qs '317[.]25' /proc/[0-9]*/cmdline && "
+                        "grep -qs '318[.]25' /proc/[0-9]*/cmdline; do sleep 0.01; done\n"
                         "gp=$(awk '{print $4}' /proc/$PPID/stat)\n"
                         "tr -d '\\n' < /proc/$PPID/comm; echo -n ' '; cat /proc/$gp/comm"))
         got = content(r) if r.status == 200 else None
@@ -102,20 +120,20 @@ try:
         left = procs_matching("sleep 317.25") + procs_matching("sleep 318.25")
         t.ok(not left, "off, one block: what it left behind (in its group, and setsid) "
              "is gone once it answered", repr(left))
-    with open(log) as f:
-        check(f.read(), 1, "off, one block")
+        s.idle(60)
+    check(traces(), 1, "off, one block")
     # native, one block: the shared start (sandbox/spawn.c) clones the
     # block into its namespaces sharing the handler's memory (CLONE_VM);
     # the AddressSanitizer build keeps the ordinary fork-like clone
     with open(wrap, "w") as f:
-        f.write("#!/bin/sh\nexec %s -qq -e trace=clone,openat -o %s -- %s \"$@\"\n"
+        f.write("#!/bin/sh\nexec %s -qq -e trace=clone,openat -o %s.$$ -- %s \"$@\"\n"
                 % (STRACE, log, HANDLER))
     with Server("--timeout", "20", inetd=True, handler=wrap, env=env) as s:
         r = s.run(block("bash", "echo hi"))
         t.ok(r.status == 200 and content(r) == "hi\n", "native, one block: the run answers",
              repr(r)[:500])
-    with open(log) as f:
-        lines = f.read().splitlines()
+        s.idle(60)
+    lines = traces().splitlines()
     clones = [ln for ln in lines if "CLONE_NEWUSER" in ln]
     held = [ln for ln in lines if re.match(r'^openat\(AT_FDCWD, "/proc/\d+/ns/mnt", .*\) = \d+$', ln)]
     t.ok(len(held) == 1,

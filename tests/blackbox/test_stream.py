@@ -5,6 +5,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -15,15 +16,19 @@ U = str(400000 + os.getpid())
 TOOLS = [{"type": "function", "function": {"name": n}} for n in ("write_note", "patch_note", "finish")]
 
 
-def stream(s, payload, key=KEY):
+def stream(s, payload, key=KEY, on_event=None):
     """Sends a request; returns (status, headers, [(seconds, event text)])
-    with each SSE event timed as it arrived."""
+    with each SSE event timed as it arrived. on_event(events) is called
+    after each event, with the events so far."""
     c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
     c.sendall(build_request("POST", "/v1/chat/completions", payload, key=key))
     t0 = time.time()
     buf, events, head = b"", [], None
     while True:
-        b = c.recv(65536)
+        try:
+            b = c.recv(65536)
+        except (socket.timeout, ConnectionResetError):
+            break
         if not b:
             break
         buf += b
@@ -32,6 +37,8 @@ def stream(s, payload, key=KEY):
         while head is not None and b"\n\n" in buf:
             ev, buf = buf.split(b"\n\n", 1)
             events.append((time.time() - t0, ev.decode("utf-8")))
+            if on_event:
+                on_event(events)
     c.close()
     r = Resp((head or b"") + b"\r\n\r\n" + buf)
     return r, events
@@ -50,10 +57,32 @@ def content_of(events):
                    for c in chunks(events) if c.get("choices"))
 
 
-with Server("--keepalive-interval", "1") as s:
+# (--timeout 30: a run whose block waits for the test's release in vain
+# ends by it, and its checks fail)
+with Server("--keepalive-interval", "1", "--timeout", "30") as s:
     # ---- run mode -------------------------------------------------------------
+    # the block prints its first line, then waits for the test's release
+    # before its second: the test releases it once the first line and
+    # then a ping (the run is quiet) have arrived. Output held back until
+    # the block's end would leave both waiting until the timeout.
+    released = []
+
+    def first_then_ping(events):
+        i = next((k for k in range(len(events)) if content_of(events[:k + 1]) == "first\n"), None)
+        if not released and i is not None and any(e.startswith(": ping") for _, e in events[i + 1:]):
+            blk = catching(s)
+            released.append((events[-1][0], blk))
+            release(blk)
+
     r, ev = stream(s, {"model": "python", "stream": True, "messages": [{"role": "user", "content":
-                       "import time\nprint('first')\ntime.sleep(2)\nprint('second \u00e9\U0001F600')"}]})
+                       "import os, signal\n"
+                       "def go(*a):\n"
+                       "    print('second \u00e9\U0001F600', flush=True)\n"
+                       "    os._exit(0)\n"
+                       "signal.signal(signal.SIGUSR1, go)\n"
+                       "print('first')\n"
+                       "while True:\n"
+                       "    signal.pause()\n"}]}, on_event=first_then_ping)
     t.eq(r.status, 200, "run mode: 200")
     t.eq(r.header("content-type"), "text/event-stream", "Content-Type: text/event-stream")
     t.eq(r.header("x-should-retry"), "false", "x-should-retry: false (code runs)")
@@ -66,12 +95,14 @@ with Server("--keepalive-interval", "1") as s:
     deltas = [(tm, c["choices"][0]["delta"].get("content")) for tm, c in timed
               if c.get("choices") and c["choices"][0]["delta"].get("content")]
     # (unbuffered python may write "first" and its newline separately:
-    # compare what arrived early with what arrived late, not delta counts)
-    early = "".join(d for tm, d in deltas if tm < deltas[0][0] + 1.0) if deltas else ""
+    # compare what arrived before the release with what came after, not
+    # delta counts)
+    t_rel = released[0][0] if released else None
+    early = "".join(d for tm, d in deltas if t_rel is not None and tm <= t_rel)
     late = [tm for tm, d in deltas if "second" in d]
-    t.ok(early == "first\n" and late and late[0] - deltas[0][0] > 1.5,
-         "the stdout arrives as produced: 'first' %.1f s before the second line" %
-         ((late[0] - deltas[0][0]) if late else -1), deltas)
+    t.ok(released and released[0][1] is not None and early == "first\n" and late,
+         "the stdout arrives as produced: 'first' came while the block waited for the test, "
+         "%.1f s before the second line" % ((late[0] - deltas[0][0]) if late and deltas else -1), deltas)
     t.eq(content_of(ev), "first\nsecond \u00e9\U0001F600\n", "the deltas add up to the stdout, UTF-8 intact")
     t.ok(any(e.startswith(": ping") for _, e in ev), "': ping' comments while the run is quiet (--keepalive-interval 1)")
     fin = [c for c in cs if c.get("choices") and c["choices"][0].get("finish_reason")]
@@ -90,8 +121,10 @@ with Server("--keepalive-interval", "1") as s:
          and d[-1] == "[DONE]" and json.loads(d[-2]) == us[0],
          "stream_options.include_usage: a usage chunk with choices [] right before [DONE]", us)
 
+    # (sleep 20: far beyond the timeout_s 1 however late load makes it
+    # fire, far below the --timeout 30)
     r, ev = stream(s, {"model": "codellm", "stream": True, "codellm": {"timeout_s": 1},
-                       "messages": [{"role": "user", "content": block("bash", "echo a; sleep 5")}]})
+                       "messages": [{"role": "user", "content": block("bash", "echo a; sleep 20")}]})
     fin = [c for c in chunks(ev) if c.get("choices") and c["choices"][0].get("finish_reason")]
     t.ok(fin and fin[0]["choices"][0]["finish_reason"] == "length" and fin[0]["codellm"]["timed_out"] is True
          and content_of(ev) == "a\n", "a timeout: the output so far, finish_reason length, timed_out", fin)
@@ -158,18 +191,19 @@ with Server("--keepalive-interval", "1") as s:
 with Server(allowed="python") as s:
     r, ev = stream(s, {"model": "codellm", "stream": True, "messages": [{"role": "user", "content": block("bash", "echo")}]})
     t.ok(r.status == 403 and not datas(ev), "403 is a plain JSON error, no event")
-with Server("--max-concurrent", "1") as s:
-    import threading
+# the first run holds the one slot until the test releases its block,
+# after the second request was answered
+with Server("--max-concurrent", "1", "--timeout", "30") as s:
     res = []
     th = threading.Thread(target=lambda: res.append(stream(s, {"model": "codellm", "stream": True, "messages": [
-        {"role": "user", "content": block("bash", "sleep 1.5")}]})))
+        {"role": "user", "content": block("bash", "trap 'exit 0' USR1\nsleep 60 &\nwait")}]})))
     th.start()
-    deadline = time.time() + 5
-    while not block_processes(s) and time.time() < deadline:
-        time.sleep(0.05)
+    blk = catching(s, th.is_alive)
     r, ev = stream(s, {"model": "codellm", "stream": True, "messages": [{"role": "user", "content": block("bash", "echo")}]})
+    release(blk)
     th.join()
-    t.ok(r.status == 429 and r.header("retry-after") == "1" and not datas(ev), "429 is a plain JSON error, no event")
+    t.ok(blk is not None and r.status == 429 and r.header("retry-after") == "1" and not datas(ev),
+         "429 is a plain JSON error, no event", "first run's block %r; %r" % (blk, r.raw[:400]))
 with Server(key=False) as s:
     r, ev = stream(s, {"model": "codellm", "stream": True, "messages": [{"role": "user", "content": block("bash", "echo")}]})
     t.ok(r.status == 503 and r.header("x-should-retry") == "false" and not datas(ev),
