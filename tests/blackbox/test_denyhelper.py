@@ -12,6 +12,7 @@ The fail-closed tests use it to make the handler see an older kernel:
 """
 import json
 import os
+import select
 import shlex
 import shutil
 import subprocess
@@ -156,16 +157,29 @@ for args, what in ((["--landlock-abi", "0", "--", "true"], "--landlock-abi 0"),
 
 # ---- the supervisor ------------------------------------------------------------
 
-t.ok(wait_gone(SUPERVISOR, 5), "no supervisor left from the cases above",
+# The waits below allow 20 s, also on a loaded machine: a supervisor
+# ends (or appears) within milliseconds, a stray one stays for good.
+t.ok(wait_gone(SUPERVISOR, 20), "no supervisor left from the cases above",
      repr(procs_matching(SUPERVISOR)))
 
+# The program asks first, then waits on its stdin: once its first line
+# (the answer) is read here, the supervisor has the listener (it answered
+# through it) and has closed the socket it came over, so its descriptors
+# are looked at in their final state, however slowly it was scheduled.
 mark = "denyhelper-%d" % os.getpid()
 p = subprocess.Popen([DENY, "--landlock-abi", "5", "--", "python3", "-c",
-                      "import sys, time; sys.stdin.read(); print('" + mark + "')"],
+                      "import sys; " + QUERY + "; sys.stdin.read(); print('" + mark + "')"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-sup = wait_procs(SUPERVISOR, 5)
-t.ok(len(sup) == 1, "while the program runs there is one supervisor (cmdline \"%s\")"
-     % SUPERVISOR.replace(DENY, "deny-syscalls"), repr(sup))
+# (a supervisor that never answers: the first line never comes; 30 s
+# is only a backstop, the answer takes milliseconds)
+ready = select.select([p.stdout], [], [], 30)[0]
+first = p.stdout.readline().decode().split() if ready else []
+if not ready:
+    p.kill()
+sup = wait_procs(SUPERVISOR, 20)
+t.ok(first == ["5", "0"] and len(sup) == 1,
+     "while the program runs (its query answered 5) there is one supervisor (cmdline \"%s\")"
+     % SUPERVISOR.replace(DENY, "deny-syscalls"), "first line %r, supervisors %r" % (first, sup))
 if sup:
     state, parent = stat_of(sup[0])
     t.ok(parent != p.pid and sup[0] not in children_of(p.pid),
@@ -189,28 +203,43 @@ else:
         t.ok(False, "the supervisor: " + what)
 out, err = p.communicate(b"", timeout=30)
 t.eq(out.decode().strip(), mark, "the program ran to its end")
-t.ok(wait_gone(SUPERVISOR, 3), "after the program exits no supervisor process remains",
+t.ok(wait_gone(SUPERVISOR, 20), "after the program exits no supervisor process remains",
      repr(procs_matching(SUPERVISOR)))
 
-# a descendant outliving the program: answered, and the supervisor waits for it
+# a descendant outliving the program: answered, and the supervisor waits
+# for it. The descendant blocks opening a FIFO until this test, having
+# seen the supervisor alive after the program's exit, opens it: no
+# interval of its own decides the order, however loaded the machine.
 out_dir = tempfile.mkdtemp(prefix="codellm-denyhelper-")
 res_file = os.path.join(out_dir, "late")
+go = os.path.join(out_dir, "go")
+os.mkfifo(go)
 t0 = time.time()
-rc, out, err = run([DENY, "--landlock-abi", "6", "--", "sh", "-c",
-                    "(sleep 1; python3 -c %s > %s) </dev/null >/dev/null 2>&1 & exit 0"
-                    % (shlex.quote(QUERY), shlex.quote(res_file))])
+try:
+    # the program returns at once; waiting for its descendant would wait
+    # forever (it waits on the FIFO): the timeout turns that into a failure
+    rc, out, err = run([DENY, "--landlock-abi", "6", "--", "sh", "-c",
+                        "(read go < %s; python3 -c %s > %s) </dev/null >/dev/null 2>&1 & exit 0"
+                        % (shlex.quote(go), shlex.quote(QUERY), shlex.quote(res_file))])
+except subprocess.TimeoutExpired:
+    rc, out, err = None, "", "the program did not return (timeout)"
 quick = time.time() - t0
 alive = bool(procs_matching(SUPERVISOR))
-deadline = time.time() + 10
+t.ok(rc == 0 and alive,
+     "the program exits at once (%.2f s), its background descendant keeps the supervisor alive"
+     % quick, "rc %s, supervisor alive %s, stderr %r" % (rc, alive, err))
+# O_RDWR: the open never blocks, and the line stays in the FIFO (this
+# end is open) until the descendant opens and reads it, whenever it does
+fifo = os.open(go, os.O_RDWR)
+os.write(fifo, b"go\n")
+deadline = time.time() + 30          # normally milliseconds: a backstop
 while time.time() < deadline and not (os.path.exists(res_file) and os.path.getsize(res_file)):
     time.sleep(0.05)
+os.close(fifo)
 with open(res_file) if os.path.exists(res_file) else open(os.devnull) as f:
     late = f.read().split()
-t.ok(rc == 0 and alive,
-     "the program exits at once, its background descendant keeps the supervisor alive",
-     "rc %s took %.2f s, supervisor alive %s" % (rc, quick, alive))
 t.eq(late, ["6", "0"], "the descendant's query, after the program is gone, answers 6")
-t.ok(wait_gone(SUPERVISOR, 3), "once the descendant is gone, so is the supervisor",
+t.ok(wait_gone(SUPERVISOR, 20), "once the descendant is gone, so is the supervisor",
      repr(procs_matching(SUPERVISOR)))
 shutil.rmtree(out_dir, ignore_errors=True)
 
@@ -246,10 +275,10 @@ else:
                  "the run applied landlock (ABI-5 rights), nothing missing", repr(sb))
             # one handler (and supervisor) per connection: the connection
             # is over, the server still up
-            t.ok(wait_gone(SUPERVISOR, 5) and s.proc.poll() is None,
+            t.ok(wait_gone(SUPERVISOR, 20) and s.proc.poll() is None,
                  "the connection's handler is done: its supervisor is gone, the server still up",
                  repr(procs_matching(SUPERVISOR)))
-        t.ok(wait_gone(SUPERVISOR, 5), "after the server stops no supervisor process remains",
+        t.ok(wait_gone(SUPERVISOR, 20), "after the server stops no supervisor process remains",
              repr(procs_matching(SUPERVISOR)))
     else:
         t.skip("the handler's sandbox under --landlock-abi 5", "the native sandbox cannot run here")

@@ -206,6 +206,18 @@ def bg(fn, *a, **kw):
     return POOL.submit(fn, *a, **kw)
 
 
+def wait_held(fut, pattern):
+    """Waits until a process matching `pattern` (a block's marker `sleep`
+    that outlasts its run's --timeout) exists, or the run `fut` is over
+    (the backstop); returns the PIDs found. The test kills the sleep
+    when it has checked what it wanted while the block waited there."""
+    while True:
+        p = procs_matching(pattern)
+        if p or fut.done():
+            return p
+        time.sleep(0.02)
+
+
 class HWM:
     """Samples the peak RSS (VmHWM) of every handler of a server (the
     direct children of systemd-socket-activate) while a request runs."""
@@ -217,17 +229,22 @@ class HWM:
         self.stop = threading.Event()
         self.th = threading.Thread(target=self.loop, daemon=True)
 
+    def sample(self):
+        """one look at every handler now (the loop's, or the test's own
+        at a moment it chose)"""
+        for p in children_of(self.server.proc.pid):
+            try:
+                with open("/proc/%d/status" % p) as f:
+                    for ln in f:
+                        if ln.startswith("VmHWM:"):
+                            self.peak_kb = max(self.peak_kb, int(ln.split()[1]))
+                            self.seen.add(p)
+            except (OSError, ValueError):
+                pass
+
     def loop(self):
         while not self.stop.is_set():
-            for p in children_of(self.server.proc.pid):
-                try:
-                    with open("/proc/%d/status" % p) as f:
-                        for ln in f:
-                            if ln.startswith("VmHWM:"):
-                                self.peak_kb = max(self.peak_kb, int(ln.split()[1]))
-                                self.seen.add(p)
-                except (OSError, ValueError):
-                    pass
+            self.sample()
             time.sleep(0.01)
 
     def __enter__(self):
@@ -276,10 +293,11 @@ LIM = mkserver("--timeout", "10", "--sandbox", "native", "--max-procs", "64", "-
                "--workdir-bytes", "8M", "--workdir-inodes", "200", "--max-stdout-bytes", "1M",
                "--max-file-bytes", "1M")
 KILLSRV = mkserver("--timeout", "30", sandbox="native")
-# the wall timeout cases: --timeout 6, a request may lower it (codellm.timeout_s);
-# long enough that four daemons have started before it, also under load
+# the wall timeout case of class 2: --timeout 6, long enough that four
+# daemons have started before it, also under load
 T3 = mkserver("--timeout", "6", "--max-stdout-bytes", "1M", sandbox="native")
-# shared memory, each kind held to its own bound (class 12/18)
+# shared memory, each kind held to its own bound (class 12/18); its
+# --timeout 20 is far above the timeout_s 3 a request sets in class 12
 SHM = mkserver("--timeout", "20", "--sandbox", "native", "--memory-max", "256M",
                "--address-space-max", "1G", "--max-file-bytes", "1M", "--shm-bytes", "16M",
                "--max-open-files", "64")
@@ -349,11 +367,12 @@ daemons_timeout_code = (
 
 
 def daemons_timeout():
+    """the daemons are looked for as long as the run lasts (it ends only
+    by its timeout: the block execs `sleep 300`), however late they start"""
     seen = {}
     t0 = time.time()
     f = bg(T3.run, block("bash", daemons_timeout_code))
-    deadline = time.time() + 5.5
-    while time.time() < deadline and len(seen) < 4:
+    while not f.done() and len(seen) < 4:
         for i in "1234":
             if procs_matching(M2T + i):
                 seen[i] = True
@@ -382,34 +401,46 @@ handler_death_code = (
 
 
 def handler_death():
+    # generous waits (the sleeps last 88 s; the run's --timeout 30 is the
+    # backstop): a loaded machine may take seconds to start the block, and
+    # dying is told from surviving by far more than the 20 s allowed
     f = bg(KILLSRV.run, block("python", handler_death_code))
-    seen = wait_procs(M2K + "1", 6) and wait_procs(M2K + "2", 2) and wait_procs(M2K + "3", 2)
+    seen = wait_procs(M2K + "1", 30) and wait_procs(M2K + "2", 20) and wait_procs(M2K + "3", 20)
     marked = set(procs_matching(M2K))
     # the handler serving this request: the socket-activate child above them
     handlers = [h for h in children_of(KILLSRV.proc.pid) if marked & set(descendants(h))]
     for p in handlers:
         os.kill(p, signal.SIGKILL)
     t0 = time.time()
-    gone = wait_gone(M2K, 5)
+    gone = wait_gone(M2K, 20)
     el = time.time() - t0
     r = f.result()
+    # socket-activate reaps the killed handler in its own time
+    deadline = time.time() + 20
+    while descendants(KILLSRV.proc.pid) and time.time() < deadline:
+        time.sleep(0.05)
     return bool(seen), handlers, gone, el, r
 
 
 F_HANDLER_DEATH = bg(handler_death)
 
-# class 12: a reader that stops reading while the writer floods it
+# class 12: a reader that stops reading while the writer floods it; the
+# request lowers the server's --timeout 20 to 3 s (codellm.timeout_s)
 def stopped_reader():
     t0 = time.time()
-    r = T3.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n") +
-               block("python", "import time\ntime.sleep(300)\n"), extra={"codellm": {"timeout_s": 3}})
+    r = SHM.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'y' * (1 << 20))\n") +
+                block("python", "import time\ntime.sleep(300)\n"), extra={"codellm": {"timeout_s": 3}})
     return r, time.time() - t0
 
 
 F_STOPPED_READER = bg(stopped_reader)
 
-# class 5: SysV IPC and abstract unix sockets between two concurrent runs
+# class 5: SysV IPC and abstract unix sockets between two concurrent runs.
+# Run A makes its objects, then waits in a `sleep M5` (longer than MAIN's
+# --timeout 20) that this test kills only once run B has finished: B
+# surely looked while A held them, however slowly either run started.
 K5 = 0x5EC00000 + (os.getpid() & 0xffff)
+M5 = "84.5" + U
 ipc_a_code = r'''
 K = %d
 IPC_CREAT = 0o1000
@@ -424,9 +455,9 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 R['self_connect'] = tryf(lambda: c.connect(name))
 R['self_shm'] = ipc(libc.shmget(K, 0, 0))
 R['t_ready'] = time.time()
-subprocess.run(["sleep", "4.5%s"])       # the marker run B waits for
+subprocess.run(["sleep", "%s"])       # the marker run B waits for; the test ends it
 R['t_end'] = time.time()
-''' % (K5, U)
+''' % (K5, M5)
 ipc_b_code = r'''
 K = %d
 R['t_check'] = time.time()
@@ -440,8 +471,9 @@ R['abstract_dgram'] = tryf(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGR
 
 def ipc_pair():
     fa = bg(MAIN.run, pyblock(ipc_a_code))
-    wait_procs("sleep 4.5" + U, 10)        # A has made its objects and listens
+    wait_held(fa, "sleep " + M5)           # A has made its objects and listens
     rb = MAIN.run(pyblock(ipc_b_code))
+    kill_leftovers("sleep " + M5)           # B is done: A may end
     ra = fa.result()
     # the next run, after A has ended
     rc = MAIN.run(pyblock(ipc_b_code))
@@ -1061,14 +1093,17 @@ def setuid_probe(path, args):
     os.set_blocking(w, True)
     p = subprocess.Popen([path] + args, stdin=subprocess.DEVNULL, stdout=w, stderr=w)
     os.close(w)
+    # until it blocks on the full pipe (or has ended), however long its
+    # start takes: the run's --timeout is the backstop
     st = None
-    deadline = time.time() + 3
-    while time.time() < deadline:
+    while True:
         try:
             st = open("/proc/%d/status" % p.pid).read()
         except OSError:
             break
         if "Name:\t" + os.path.basename(path)[:15] + "\n" in st and "State:\tS" in st:
+            break
+        if "State:\tZ" in st:
             break
         time.sleep(0.003)
     out = {l.split(":")[0]: l.split(":", 1)[1].split() for l in (st or "").splitlines()
@@ -1081,10 +1116,10 @@ def setuid_probe(path, args):
 R['mode'] = {p: oct(os.stat(p).st_mode) for p in ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount") if os.path.exists(p)}
 for p in ("/usr/bin/su", "/usr/bin/passwd", "/usr/bin/mount", "/usr/bin/chsh"):
     R[p] = setuid_probe(p, ["--help"])
-cp = subprocess.run(["/usr/bin/su", "-c", "id -u"], capture_output=True, stdin=subprocess.DEVNULL, timeout=5)
+cp = subprocess.run(["/usr/bin/su", "-c", "id -u"], capture_output=True, stdin=subprocess.DEVNULL, timeout=15)
 R['su_c'] = [cp.returncode, cp.stdout.decode(), cp.stderr.decode()[:200]]
 os.makedirs("mnt", exist_ok=True)
-cp = subprocess.run(["/usr/bin/mount", "-t", "tmpfs", "none", "mnt"], capture_output=True, timeout=5)
+cp = subprocess.run(["/usr/bin/mount", "-t", "tmpfs", "none", "mnt"], capture_output=True, timeout=15)
 R['mount_bin'] = [cp.returncode, cp.stderr.decode()[:200]]
 '''
 r10 = MAIN.run(pyblock(setuid_code))
@@ -1230,7 +1265,7 @@ os.chmod(wrapper, 0o755)
 M15 = "89." + U
 fail_code = "import os\nopen('ran', 'w').write('x')\nos.execv('/bin/sleep', ['sleep', '%s'])\n" % M15
 if shutil.which("unshare"):
-    with Server("--timeout", "5", sandbox="native", handler=wrapper) as sw:
+    with Server("--timeout", "20", sandbox="native", handler=wrapper) as sw:
         rw = sw.run(block("python", fail_code))
         err = rw.error() or {}
         ran = bool(procs_matching(M15))
@@ -1239,7 +1274,7 @@ if shutil.which("unshare"):
              diag_of(rw, (err, ran)))
         t.ok("workdir" in json.dumps(err) or "userns" in json.dumps(err),
              "[15 fail-open] the 503 names the layer that could not be applied", diag_of(rw, err))
-    with Server("--timeout", "5", "--sandbox", "besteffort", handler=wrapper) as sw:
+    with Server("--timeout", "20", "--sandbox", "besteffort", handler=wrapper) as sw:
         rw = sw.run(pyblock("R['uid'] = os.getuid()"))
         miss = field(rw, "codellm", "sandbox", "missing") or []
         t.ok((completion_ok(rw) and field(rw, "codellm", "sandbox", "mode") == "besteffort" and len(miss) > 0)
@@ -1275,21 +1310,24 @@ if os.fork() == 0:                         # a python daemon ignoring TERM/HUP, 
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(s, signal.SIG_IGN)
     os.execv("/bin/sleep", ["sleep", M + "4"])
-time.sleep(0.3)
+# until all four have exec'd their sleep, however slowly they start (the
+# run's --timeout is the backstop: then nothing is printed)
 alive = {}
-for p in os.listdir("/proc"):
-    if p.isdigit():
-        try:
-            c = open("/proc/%%s/cmdline" %% p, "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if len(c) > 1 and c[1].decode().startswith(M):
-            alive[c[1].decode()[-1]] = open("/proc/%%s/status" %% p).read().split("SigIgn:\t")[1][:16]
+while len(alive) < 4:
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                c = open("/proc/%%s/cmdline" %% p, "rb").read().split(b"\0")
+                if len(c) > 1 and c[1].decode().startswith(M):
+                    alive[c[1].decode()[-1]] = open("/proc/%%s/status" %% p).read().split("SigIgn:\t")[1][:16]
+            except OSError:
+                continue
+    time.sleep(0.01)
 R['alive'] = alive
 ''' % M2
 r2 = MAIN.run(pyblock(daemons_code))
 D2 = jcontent(r2) or {}
-gone = {i: wait_gone(M2 + i, 3) for i in "1234"}
+gone = {i: wait_gone(M2 + i, 20) for i in "1234"}    # they would live 86 s
 alive2 = D2.get("alive") or {}
 case(r2, alive2.get("1") is not None and gone["1"],
      "[2 outlive] setsid + double-fork daemon: alive in the block, gone after the response", (alive2, gone))
@@ -1301,7 +1339,7 @@ case(r2, alive2.get("3") is not None and alive2.get("4") is not None and int(ali
 kill_leftovers(M2)
 
 rt, seen_t, _ = F_DAEMONS_TIMEOUT.result()
-gone_t = wait_gone(M2T, 3)
+gone_t = wait_gone(M2T, 20)                               # they would live 87 s
 case(rt, field(rt, "codellm", "exit_code") == 124 and field(rt, "codellm", "timed_out") is True
      and len(seen_t) == 4 and gone_t,
      "[2 outlive] run timed out (--timeout 6, exit 124): its setsid/nohup/TERM-ignoring daemons are all gone",
@@ -1350,7 +1388,11 @@ R['self'] = tryf(lambda: c.connect(name))
 R['shm'] = ipc(libc.shmget(K + 1, 4096, 0o1000 | 0o600))
 sys.stdout.write(json.dumps(R) + "\n")
 sys.stdout.flush()
-time.sleep(2.5)
+# listening (and holding the segment) until block 1 has tried: it leaves
+# a file in the run's shared working directory (the run's --timeout is
+# the backstop)
+while not os.path.exists("block1-tried"):
+    time.sleep(0.01)
 sys.exit(0)
 ''' % K5).replace(EPILOGUE, "\n") +
     pyblock(r'''
@@ -1358,6 +1400,7 @@ K = %d
 R['block0'] = json.loads(sys.stdin.readline())
 R['connect'] = connect_err(socket.AF_UNIX, b"\0codellm-esc-same-%%d" %% K)
 R['shm'] = ipc(libc.shmget(K + 1, 0, 0))
+open("block1-tried", "w").close()
 ''' % K5))
 rsr = MAIN.run(same_run)
 S5 = jcontent(rsr) or {}
@@ -1497,7 +1540,7 @@ case(r7e, sorted(F7E) == ["out/etc-dir", "out/fifo", "out/hard", "out/locked", "
                           "out/proc-passwd", "out/shadow", "out/sock", "out/sparse", "out/sub/up"]
      and el7 < 60,
      "[7 files] /work/out planted with symlinks, a FIFO, a socket, a hard link and an 8 GiB sparse file: "
-     "the answer arrives and lists each", (sorted(F7E), el7))
+     "the answer arrives (in %.1f s) and lists each" % el7, (sorted(F7E), el7))
 case(r7e, all(omitted(n) == "a symbolic link" for n in ("out/shadow", "out/proc-passwd", "out/etc-dir", "out/sub/up"))
      and all("data_b64" not in F7E.get(n, {}) for n in ("out/shadow", "out/proc-passwd", "out/etc-dir", "out/sub/up")),
      "[7 files] a symlink in out/ (to /etc/shadow, through /proc/self/root, to a directory, up the tree) is never followed",
@@ -1549,8 +1592,8 @@ t0 = time.time()
 r12 = LIM.run(pyblock(forkbomb))
 el12 = time.time() - t0
 FB = jcontent(r12) or {}
-gone12 = wait_gone(M12, 5)
-deadline = time.time() + 5
+gone12 = wait_gone(M12, 20)               # a survivor would sleep 85 s
+deadline = time.time() + 20
 while descendants(LIM.proc.pid) and time.time() < deadline:
     time.sleep(0.05)
 left12 = descendants(LIM.proc.pid)
@@ -1585,10 +1628,14 @@ case(r12m, MB.get("big") == "MemoryError" and MB.get("chunks") == "MemoryError" 
      and MB.get("mmap") == "ENOMEM",
      "[12 exhaust] memory bomb: 4 GiB → MemoryError, 16 MiB chunks stop below --memory-max 256M, 1 GiB mmap ENOMEM",
      MB)
+# the limit ends it at once; without one, LIM's --timeout 10 would
+t0 = time.time()
 r12n = LIM.run(block("node", "const a = []; for (;;) a.push(Buffer.alloc(16 << 20, 1));"))
+el12n = time.time() - t0
 nb = get(results(r12n), 0) or {}
 case(r12n, nb.get("exit_code") not in (None, 0) and field(r12n, "codellm", "timed_out") is False,
-     "[12 exhaust] node memory bomb (Buffer.alloc loop) dies by the limit, the response arrives",
+     "[12 exhaust] node memory bomb (Buffer.alloc loop) dies by the limit, the response arrives "
+     "(in %.1f s)" % el12n,
      (nb.get("exit_code"), nb.get("signal"), (nb.get("stderr") or "")[-300:]))
 
 shm_code = r'''
@@ -1688,10 +1735,12 @@ def sock_buffers(procs, pairs):
     """procs processes, each filling both directions of `pairs` unix
     socketpairs and holding them: kernel memory no rlimit counts"""
     r, w = os.pipe()
+    go_r, go_w = os.pipe()               # closed by the parent once all are full
     kids = []
     for k in range(procs):
         pid = os.fork()
         if pid == 0:
+            os.close(go_w)
             total = 0
             keep = []
             chunk = b"\1" * 65536
@@ -1709,16 +1758,19 @@ def sock_buffers(procs, pairs):
             except OSError:
                 pass
             os.write(w, b"%d\n" % total)
-            time.sleep(2)                     # hold it while the others fill theirs
+            os.close(w)
+            os.read(go_r, 1)                  # hold it while the others fill theirs
             os._exit(0)
         kids.append(pid)
     os.close(w)
+    os.close(go_r)
     data = b""
-    while True:
+    while True:                           # EOF: each has written its total (or died)
         b = os.read(r, 4096)
         if not b:
             break
         data += b
+    os.close(go_w)                        # every one is full: all may end
     for pid in kids:
         os.waitpid(pid, 0)
     return {"mb": sum(int(x) for x in data.split()) >> 20, "procs": len(data.split())}
@@ -1846,11 +1898,22 @@ FS = jcontent(r12g) or {}
 case(r12g, FS.get("python") == "EFBIG" and FS.get("size") == 1 << 20,
      "[12 exhaust] python (SIGXFSZ ignored): writing 2 MiB → EFBIG, the file stops at 1 MiB", FS)
 
-# output floods: the handler's memory must not grow with them
+# output floods: the handler's memory must not grow with them. Once its
+# 100 MB have passed the handler the block waits in a `sleep` (longer than
+# LIM's --timeout 10, the backstop): the handler's peak RSS (VmHWM) is
+# read then, whatever the sampling thread caught, and the sleep killed.
+# The time is the flood's, up to that point: a handler that stopped
+# draining would hold the block until the --timeout 10.
+MG = "83.12" + U
 with HWM(LIM) as hw:
     t0 = time.time()
-    rg = LIM.run(block("python", "import sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'x' * (1 << 20))\n"))
+    fg = bg(LIM.run, block("python", "import subprocess, sys\nfor i in range(100):\n    sys.stdout.buffer.write(b'x' * (1 << 20))\n"
+                                     "sys.stdout.flush()\nsubprocess.run(['sleep', '%s1'])\n" % MG))
+    wait_held(fg, "sleep %s1" % MG)
     elg = time.time() - t0
+    hw.sample()
+    kill_leftovers("sleep %s1" % MG)
+    rg = fg.result()
 jg = rg.json or {}
 case(rg, get(jg, "choices", 0, "finish_reason") == "length" and len(content(rg) or "") <= 1 << 20
      and get(results(rg), 0, "stdout_bytes") == 100 << 20 and elg < 10,
@@ -1862,16 +1925,24 @@ t.ok(hw.seen and 0 < hw.peak_kb < 48 * 1024,
 
 with HWM(LIM) as hw2:
     t0 = time.time()
-    re_ = LIM.run(block("python", "import sys\nfor i in range(100):\n    sys.stderr.buffer.write(b'e' * (1 << 20))\nprint('done')"))
+    fe = bg(LIM.run, block("python", "import subprocess, sys\nfor i in range(100):\n    sys.stderr.buffer.write(b'e' * (1 << 20))\n"
+                                     "sys.stderr.flush()\nsubprocess.run(['sleep', '%s2'])\nprint('done')" % MG))
+    wait_held(fe, "sleep %s2" % MG)
     ele = time.time() - t0
+    hw2.sample()
+    kill_leftovers("sleep %s2" % MG)
+    re_ = fe.result()
 case(re_, content(re_) == "done\n" and len(field(re_, "codellm", "stderr") or "") <= 65536 + 256
-     and get(results(re_), 0, "stderr_bytes") == 100 << 20 and ele < 10 and hw2.peak_kb < 48 * 1024,
+     and get(results(re_), 0, "stderr_bytes") == 100 << 20 and ele < 10 and hw2.seen
+     and 0 < hw2.peak_kb < 48 * 1024,
      "[12 exhaust] 100 MB stderr flood: stderr capped to 64 KiB, handler peak RSS %d KiB, %.1f s" % (hw2.peak_kb, ele),
-     (len(field(re_, "codellm", "stderr") or ""), get(results(re_), 0, "stderr_bytes")))
+     (len(field(re_, "codellm", "stderr") or ""), get(results(re_), 0, "stderr_bytes"), hw2.seen))
 
+# ended by timeout_s 3: within 12 s also on a loaded machine, where the
+# server's --timeout would take 20 s and a hang the client's 30 s
 rsr_, els = F_STOPPED_READER.result()
 case(rsr_, field(rsr_, "codellm", "exit_code") == 124 and field(rsr_, "codellm", "timed_out") is True
-     and els < 9,
+     and els < 12,
      "[12 exhaust] block 0 floods a block 1 that never reads: timeout_s 3 ends it (exit 124) in %.1f s" % els,
      field(rsr_, "codellm"))
 
@@ -1883,7 +1954,9 @@ case(rsr_, field(rsr_, "codellm", "exit_code") == 124 and field(rsr_, "codellm",
 # descriptors and the pending signals); run B, concurrent, must still get
 # both. A root handler gives each run its slot's own uid; a non-root one
 # gives each run 1/N of the uid's limits (N = --max-concurrent, 4 here).
-M17 = "3.17" + U
+# A's sleep outlasts UC's --timeout 20 (the backstop): the test kills it
+# once B has finished, and checks that A still held everything then.
+M17 = "83.17" + U
 uc_a = r"""
 libc.inotify_init.restype = ctypes.c_int
 fds, err = [], None
@@ -1919,7 +1992,7 @@ R['sigqueue'] = "ok" if libc.sigqueue(os.getpid(), int(signal.SIGRTMIN), 0) == 0
 with open("/proc/sys/fs/inotify/max_user_instances") as f:
     MAX_INOTIFY = int(f.read())
 fa = bg(UC.run, pyblock(uc_a).replace(EPILOGUE, "\n"))
-seen_a = wait_procs("sleep " + M17, 15)
+seen_a = wait_held(fa, "sleep " + M17)
 host_uids = []
 for p in seen_a:
     try:
@@ -1928,13 +2001,15 @@ for p in seen_a:
     except OSError:
         pass
 rb17 = UC.run(pyblock(uc_b))
+a_held = bool(seen_a) and set(seen_a) <= set(procs_matching("sleep " + M17))
+kill_leftovers(M17)
 ra17 = fa.result()
 A17 = jcontent(ra17) or {}
 B17 = jcontent(rb17) or {}
 want_a = MAX_INOTIFY // 4 if AS_NONROOT else MAX_INOTIFY
-case(rb17, bool(seen_a) and get(A17, "inotify", 1) == "EMFILE" and B17.get("inotify") == "ok",
+case(rb17, a_held and get(A17, "inotify", 1) == "EMFILE" and B17.get("inotify") == "ok",
      "[17 ucounts] run A holds every inotify instance it can get (%s, EMFILE); concurrent run B "
-     "still gets one" % get(A17, "inotify", 0), (A17, B17, seen_a))
+     "still gets one" % get(A17, "inotify", 0), (A17, B17, seen_a, a_held))
 uid_ok = (host_uids == [ESC_UID] if AS_NONROOT else
           len(host_uids) == 1 and 2147352576 <= host_uids[0] < 2147352576 + 4)
 case(ra17, uid_ok,
@@ -1946,10 +2021,9 @@ case(ra17, get(A17, "inotify", 0) == want_a,
          want_a, "1/4 of the uid's %d (runs share the non-root handler's uid)" % MAX_INOTIFY
          if AS_NONROOT else "the uid's whole %d (the run has its slot's own uid)" % MAX_INOTIFY),
      A17.get("inotify"))
-case(rb17, get(A17, "sigqueue", 1) == "EAGAIN" and B17.get("sigqueue") == "ok",
+case(rb17, a_held and get(A17, "sigqueue", 1) == "EAGAIN" and B17.get("sigqueue") == "ok",
      "[17 ucounts] run A queues real-time signals until EAGAIN (%s); run B can still queue one"
-     % get(A17, "sigqueue", 0), (A17.get("sigqueue"), B17.get("sigqueue")))
-kill_leftovers(M17)
+     % get(A17, "sigqueue", 0), (A17.get("sigqueue"), B17.get("sigqueue"), a_held))
 
 # ======================================================================================
 # 19 what the block's init holds
@@ -1958,7 +2032,9 @@ kill_leftovers(M17)
 # name and command line, and its memory (read from the host, as root)
 # holds neither the key, nor the request, nor the handler's environment.
 # The handler itself no longer holds the key once it has authenticated.
-M19 = "4.19" + U
+# The block waits in a sleep longer than MAIN's --timeout 20 (the
+# backstop) until the test has read both memories, then it is killed.
+M19 = "84.19" + U
 REQ_SECRET = "req-secret-" + U + "-7f3a"
 init_code = r"""
 R['cmdline'] = open("/proc/1/cmdline", "rb").read().decode("latin-1")
@@ -2013,7 +2089,7 @@ def scan(pid):
 
 
 fi = bg(MAIN.run, pyblock(init_code).replace(EPILOGUE, "\n"))
-sleepers = wait_procs("sleep " + M19, 15)
+sleepers = wait_held(fi, "sleep " + M19)
 init_pid = handler_pid = None
 if sleepers:
     par = parents()
@@ -2025,6 +2101,7 @@ try:
     init_comm = open("/proc/%d/comm" % init_pid).read().strip() if init_pid else None
 except OSError:
     init_comm = None
+kill_leftovers(M19)
 ri = fi.result()
 I19 = jcontent(ri) or {}
 case(ri, re.fullmatch(r"codellm-init\x00\d+\x00", I19.get("cmdline") or "") is not None
@@ -2040,7 +2117,6 @@ case(ri, init_comm == "codellm-init" and init_scan == [],
 case(ri, isinstance(handler_scan, list) and "key" not in handler_scan,
      "[19 init] the handler itself no longer holds the API key (nor the bearer it was sent) once "
      "authenticated", (handler_pid, handler_scan))
-kill_leftovers(M19)
 
 # ---- class 16: the browser as a confused deputy ---------------------------------------
 # What a web page the operator opens can send to a loopback codellm: a

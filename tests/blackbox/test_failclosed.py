@@ -27,8 +27,10 @@ Landlock ABI 5 (deny-syscalls --landlock-abi 5) with --sandbox-network
 
 "Nothing ran" is proven without host files (a sandboxed block cannot
 write any): the refused request holds a block that would run
-`sleep <unique>`, and no such process may ever appear while the request
-is handled; the answer is a 503 head (never a 200 head first) and fast.
+`sleep <unique>` (longer than the run's --timeout 20), and no such
+process may ever appear while the request is handled; the answer is a
+503 head (never a 200 head first) and fast: well within 10 s, where a
+run of the block would take the whole 20 s.
 
 The shared network namespace: one empty namespace (lo down) held by an
 `unshare --net sleep` process of this test, which every handler joins
@@ -120,9 +122,10 @@ def refused_run(s, layer, tag):
     """A request whose blocks would leave a trace (a `sleep` process with a
     unique argument; a python block): it must be refused before any
     header, naming `layer`, with nothing run."""
-    # a number sleep(1) accepts, unique to this request
+    # a number sleep(1) accepts, unique to this request; were the block
+    # run, it would last until the run's --timeout (20 s)
     MARKS.append(tag)
-    marker = "7.%s%03d" % (U, len(MARKS))
+    marker = "57.%s%03d" % (U, len(MARKS))
     body = one("bash", "sleep %s" % marker) + one("python", "print('ran')")
     with Watch("sleep " + marker) as w:
         t0 = time.time()
@@ -135,7 +138,7 @@ def refused_run(s, layer, tag):
     t.ok(('layer "%s"' % layer) in (e.get("message") or ""),
          "%s: the message names the layer \"%s\"" % (tag, layer), e.get("message"))
     t.eq(r.header("x-should-retry"), "false", "%s: x-should-retry: false" % tag)
-    t.ok(not w.seen and took < 3.0,
+    t.ok(not w.seen and took < 10.0,
          "%s: nothing ran (no `sleep %s` process ever, answer in %.2f s)" % (tag, marker, took),
          "seen %r" % sorted(w.seen))
     return r
@@ -333,12 +336,15 @@ if os.geteuid() == 0:
     with Server("--timeout", "20", "--slot-uid-base", "3000000", "--max-concurrent", "1",
                 handler=w, sandbox="besteffort") as s:
         besteffort_run(s, "ucounts", ["ucounts"])
-    # and where it can, the blocks are that uid on the host (slot 0 of 1)
+    # and where it can, the blocks are that uid on the host (slot 0 of 1).
+    # The block's sleep outlasts the run's --timeout: it ends when this
+    # test, having read its uid, kills it (the --timeout is the backstop)
     with Server("--timeout", "20", "--slot-uid-base", "3000000", "--max-concurrent", "1") as s:
         import concurrent.futures as cf
         with cf.ThreadPoolExecutor(1) as ex:
-            fut = ex.submit(s.run, one("bash", "sleep 1.%s92" % U))
-            pids = wait_procs("sleep 1.%s92" % U, 10)
+            held = "sleep 51.%s92" % U
+            fut = ex.submit(s.run, one("bash", held + " || true"))
+            pids = wait_procs(held, 30)
             uids = []
             for p in pids:
                 try:
@@ -346,6 +352,7 @@ if os.geteuid() == 0:
                         uids += [ln.split()[1] for ln in f if ln.startswith("Uid:")]
                 except OSError:
                     pass
+            kill_leftovers(held)
             r = fut.result()
         t.ok(uids and all(u == "3000000" for u in uids) and r.status == 200,
              "ucounts: a root handler's block runs as its slot's own uid on the host (3000000)",
@@ -554,8 +561,12 @@ print(json.dumps(res))
 '''
 
 ABSTRACT = "codellm-shared-test-" + U
+# A listens and counts every connection it accepts until one says
+# "outside": the test's own process, which connects only after run B has
+# finished. A stops on that message, not after an interval of its own, so
+# B surely tried while A listened (the run's --timeout is the backstop).
 LISTENER = r'''
-import socket, time, json
+import socket, json
 srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 srv.bind("\0%s")
 srv.listen(8)
@@ -563,22 +574,27 @@ srv.listen(8)
 me = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 me.connect("\0%s")
 srv.accept()[0].close()
-srv.settimeout(0.1)
 n = 0
-end = time.time() + 3
-while time.time() < end:
-    try:
-        srv.accept()[0].close()
-        n += 1
-    except socket.timeout:
-        pass
+while True:
+    c = srv.accept()[0]
+    n += 1
+    said = b""
+    while True:
+        b = c.recv(64)
+        if not b:
+            break
+        said += b
+    c.close()
+    if said == b"outside":
+        break
 print(json.dumps({"self": "ok", "others": n}))
 ''' % (ABSTRACT, ABSTRACT)
-# B tries until A's socket exists (ECONNREFUSED before A listens): then
-# Landlock's scope answers EPERM, a missing scope lets it connect
+# B runs once A listens (the test saw A's socket); should the socket not
+# be listening yet it retries on ECONNREFUSED. Landlock's scope answers
+# EPERM, a missing scope lets it connect
 CONNECTOR = r'''
 import socket, time, errno, json
-end = time.time() + 2.5
+end = time.time() + 10
 res = "none"
 while time.time() < end:
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -608,11 +624,11 @@ def run_json(s, code):
 if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("nsenter"):
     t.skip("shared network namespace", "needs root, unshare and nsenter")
 else:
-    holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "300"],
+    holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "infinity"],
                               preexec_fn=pdeathsig, stdin=subprocess.DEVNULL)
     try:
         ns_path = "/proc/%d/ns/net" % holder.pid
-        deadline = time.time() + 5
+        deadline = time.time() + 30          # a backstop: unshare takes milliseconds
         host_ino = os.stat("/proc/self/ns/net").st_ino
         while time.time() < deadline and os.stat(ns_path).st_ino == host_ino:
             time.sleep(0.01)
@@ -666,29 +682,40 @@ else:
                  "shared: the namespace still has only lo, down (seen from outside)",
                  p.stdout + p.stderr)
 
-            # two concurrent runs: no channel through an abstract socket
+            # two concurrent runs: no channel through an abstract socket.
+            # Run B starts once run A listens: its socket is seen
+            # listening (flags __SO_ACCEPTCON) in the namespace's
+            # /proc/net/unix, read without connecting
             got = {}
 
             def a():
                 got["a"] = run_json(s, LISTENER)
 
+            def a_listens():
+                try:
+                    with open("/proc/%d/net/unix" % holder.pid) as f:
+                        return any(ln.split()[3:4] == ["00010000"] and ln.split()[-1] == "@" + ABSTRACT
+                                   for ln in f.readlines()[1:])
+                except OSError:
+                    return False
+
             th = threading.Thread(target=a)
             th.start()
+            deadline = time.time() + 30      # a backstop: A listens within its run's start
+            while time.time() < deadline and th.is_alive() and not a_listens():
+                time.sleep(0.02)
+            listening = a_listens()
             rb, jb = run_json(s, CONNECTOR)
-            # an unsandboxed process in the same namespace does reach A's socket
-            outside = "no"
-            deadline = time.time() + 2.5
-            while time.time() < deadline and outside != "ok":
-                p = subprocess.run(enter + ["python3", "-c",
-                                            "import socket; c = socket.socket(socket.AF_UNIX); "
-                                            "c.connect('\\0%s'); print('ok')" % ABSTRACT],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=10)
-                outside = p.stdout.decode().strip() or "no"
-                if outside != "ok":
-                    time.sleep(0.05)
-            th.join(30)
+            # an unsandboxed process in the same namespace does reach A's
+            # socket; its message ends run A
+            p = subprocess.run(enter + ["python3", "-c",
+                                        "import socket; c = socket.socket(socket.AF_UNIX); "
+                                        "c.connect('\\0%s'); c.sendall(b'outside'); print('ok')" % ABSTRACT],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+            outside = p.stdout.decode().strip() or "no"
+            th.join(60)
             ra, ja = got.get("a", (None, {}))
-            t.ok(ra is not None and ra.status == 200 and ja.get("self") == "ok",
+            t.ok(listening and ra is not None and ra.status == 200 and ja.get("self") == "ok",
                  "shared: run A listens on an abstract socket (and reaches it itself)",
                  repr(ra)[:600])
             t.eq(outside, "ok", "shared: the abstract socket exists in the shared namespace (an outside process connects)")
