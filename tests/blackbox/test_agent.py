@@ -539,7 +539,7 @@ with Server("--max-stdout-bytes", "1M") as s:
     r = agent(s, None, messages=[{"role": "assistant", "content": "earlier"}] +
               [{"role": "user", "content": emit({"answer": "after"})}])
     expect_calls(r, [], "after", "an assistant message BEFORE the code message does not stop the run")
-    t.ok(wait_gone(mark, 5), "no marker process left")
+    t.ok(wait_gone(mark, 30), "no marker process left")
 
     # ---- stdin in agent mode -------------------------------------------------------------
     read_stdin = block("python", "import sys, json\nprint(json.dumps({'answer': sys.stdin.read()}))")
@@ -628,13 +628,16 @@ with Server() as s:
 
 # ---- timeout via --timeout -----------------------------------------------------------------
 with Server("--timeout", "2") as s:
+    # the marker starts with the second block, not after the first ended:
+    # it is up within the 2 s however slowly the first block starts
     mark = "sleep 4%s" % U
-    r, seen, el = watch(mark, lambda: agent(s, emit({"answer": "x"}) + block("bash", "cat >/dev/null; " + mark)))
+    r, seen, el = watch(mark, lambda: agent(s, emit({"answer": "x"}) +
+                                         block("bash", "%s & cat >/dev/null; wait" % mark)))
     expect_error(r, "timeout", "--timeout 2 with a sleeping block → 422 timeout",
                  contains=("timed out",), exit_code=124, nblocks=2)
     t.ok(seen, "… it ran (the answer came after %.1f s)" % el)
     t.ok(field(r, "codellm", "timed_out") is True, "… codellm.timed_out is true")
-    t.ok(wait_gone(mark, 5), "… and the sleeping block is gone")
+    t.ok(wait_gone(mark, 30), "… and the sleeping block is gone")
     t.eq(s.leftovers(), [], "no run directory left")
 
 # ---- an endless output is cut at the cap, not run to the timeout -----------------------
@@ -650,7 +653,7 @@ with Server("--max-stdout-bytes", "1M", "--timeout", "30") as s:
                  contains=("max-stdout-bytes",))
     t.ok(field(r, "codellm", "timed_out") is False,
          "… decided at the cap, not by --timeout 30 (not a timeout; %.1f s)" % el)
-    t.ok(wait_gone(mark, 5), "… the block and what it started are gone")
+    t.ok(wait_gone(mark, 30), "… the block and what it started are gone")
 
 # ---- 5 MiB, lossless --------------------------------------------------------------------------
 UNIT = "line \U0001F600 \u00e9\r\n\t\"q\" \\ \u2028\u2029 \x01" + "x" * 200 + "\n"

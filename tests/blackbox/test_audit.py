@@ -65,9 +65,10 @@ def stderr_records(s):
     return recs
 
 
-def records(s, until=None, wait=5.0):
+def records(s, until=None, wait=30.0):
     """The records, from the journal when one listens, else from the
-    server's standard error; with `until`, read again until it holds."""
+    server's standard error; with `until`, read again until it holds (or
+    `wait` s passed: a backstop, spent only when a record is missing)."""
     if journald is not None:
         return journal_records(until, wait)
     deadline = time.time() + wait

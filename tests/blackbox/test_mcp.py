@@ -251,14 +251,16 @@ with Server(allowed="python,bash") as s:
     t.eq(r.status, 401, "a wrong key: 401")
     t.eq(s.leftovers(), [], "no run directory left behind")
 
-with Server("--max-concurrent", "1", allowed="python") as s:
-    # a slot busy: the refusal as a JSON-RPC error
+with Server("--max-concurrent", "1", "--timeout", "30", allowed="python") as s:
+    # a slot busy: the refusal as a JSON-RPC error. The busy run waits for
+    # a file `go` in its working directory, made once the refusal is in
+    # (its --timeout 30 is the backstop).
     import threading
-    th = threading.Thread(target=call, args=(s, "run_code", code("python", "import time\ntime.sleep(3)")))
+    th = threading.Thread(target=call, args=(s, "run_code", code("python", HOLD_PY)))
     th.start()
-    import time
-    time.sleep(1)
+    running = running_blocks(s)
     r = call(s, "run_code", code("python", "print(1)"))
+    let_go(running)
     th.join()
     t.eq((r.status, (err(r) or {}).get("code"), (err(r) or {}).get("data", {}).get("code")),
          (429, -32000, "rate_limit_exceeded"), "all slots busy: 429 with a JSON-RPC error", r)

@@ -218,13 +218,13 @@ with Server() as s:
          "where the in-process path applied it — the dry run must flag it",
          "%r / %r" % (a[3], b[3]))
 
-    # the client's command line
+    # the client's command line (given more than its own 60 s request timeout)
     store_file = os.path.join(s.tmp, "store.json")
     with open(store_file, "w", encoding="utf-8") as f:
         json.dump(STORE0, f)
     out = subprocess.run([sys.executable, os.path.join(AGENT, "reference_client.py"),
                           os.path.join(AGENT, "roles", "02-patch-index.md"), "--base-url", base,
-                          "--key", KEY, "--store", store_file], capture_output=True, timeout=30)
+                          "--key", KEY, "--store", store_file], capture_output=True, timeout=120)
     try:
         cli = json.loads(out.stdout.decode())
     except ValueError:

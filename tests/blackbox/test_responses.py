@@ -16,7 +16,9 @@ with x-should-retry: false.
 import base64
 import json
 import os
+import socket
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -36,6 +38,32 @@ def emit(obj):
 
 def post(s, body, **kw):
     return s.request("POST", "/v1/responses", body, **kw)
+
+
+def post_held(s, body, marker, wait=30.0):
+    """post(), for a run whose block waits for a file `go` in its working
+    directory: once `marker` is in what has come of the answer (or after
+    `wait` s, the backstop), the test makes `go` there (as the directory's
+    owner when need be: the sandbox maps only its own ids), then reads
+    the rest."""
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=60)
+    try:
+        c.sendall(build_request("POST", "/v1/responses", body))
+        got = bytearray()
+        deadline = time.time() + wait
+        while marker not in got and time.time() < deadline:
+            c.settimeout(max(0.01, deadline - time.time()))
+            try:
+                b = c.recv(65536)
+            except socket.timeout:
+                break
+            if not b:
+                break
+            got += b
+        let_go(block_processes(s))
+        return Resp(bytes(got) + read_all(c, timeout=60))
+    finally:
+        c.close()
 
 
 def err(r):
@@ -98,7 +126,7 @@ with Server() as s:
          "items with instructions: instructions is the first system message (stdin here)")
 
     r = post(s, {"model": "codellm", "input": block("python", "import sys\nprint('x' * 5000)"),
-                 "codellm": {"timeout_s": 5}}, )
+                 "codellm": {"timeout_s": 30}}, )
     t.eq((r.status, len((texts(r.json) or [""])[0])), (200, 5001), "the codellm extension passes")
 
     r = post(s, {"model": "codellm", "input": block("python", "import time\ntime.sleep(5)"),
@@ -200,8 +228,11 @@ with Server() as s:
     t.eq(procs_matching("sleep 2.%d" % os.getpid()), [], "no guarded block ever started")
 
     # ---- streaming ------------------------------------------------------
-    r = post(s, {"model": "codellm", "stream": True, "input": block(
-        "python", "import time\nprint('a', flush=True)\ntime.sleep(0.3)\nprint('b')")})
+    # 'b' is printed only once a delta of 'a' has reached the client
+    r = post_held(s, {"model": "codellm", "stream": True, "input": block(
+        "python", "import os, time\nprint('a', flush=True)\nfor _ in range(3000):\n"
+        "    if os.path.exists('go'):\n        break\n    time.sleep(0.02)\nprint('b')")},
+        b"event: response.output_text.delta\n")
     evs = events(r)
     kinds = [e for e, _ in evs]
     t.eq(r.header("content-type"), "text/event-stream", "stream: text/event-stream")

@@ -3,6 +3,7 @@
 the request was read, authenticated and found valid, released however a
 run ends (also when the handler is SIGKILLed); with --max-concurrent N,
 N+1 simultaneous runs give exactly one 429 and nothing runs for it."""
+import fcntl
 import os
 import signal
 import sys
@@ -14,6 +15,30 @@ from harness import *  # noqa: E402,F401,F403
 
 t = Tap()
 U = str(300000 + os.getpid())
+
+def slots_free(s, wait=30.0):
+    """True once no process holds a slot file's lock (probed with
+    flock LOCK_NB while nothing else is asked of the server); False after
+    `wait` s."""
+    deadline = time.time() + wait
+    while True:
+        busy = 0
+        for name in os.listdir(s.slots):
+            if not name.startswith("slot."):
+                continue
+            fd = os.open(os.path.join(s.slots, name), os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                busy += 1
+            finally:
+                os.close(fd)
+        if not busy:
+            return True
+        if time.time() > deadline:
+            return False
+        time.sleep(0.05)
+
 
 # a client's next request follows its answer at once: the slot is free
 # by then (the handler gives it back before the answer's end, and
@@ -36,16 +61,25 @@ with Server("--max-concurrent", "1", "--timeout", "60", sandbox="off") as s:
 with Server("--max-concurrent", "2", "--timeout", "30") as s:
     res = {}
 
-    def go(i):
-        res[i] = s.run(block("bash", "sleep 1.5; echo %d" % i) + block("python", "import sys\nsys.stdout.write(sys.stdin.read())"))
+    def go(i, hold=""):
+        res[i] = s.run(block("bash", "%s\necho %d" % (hold, i)) + block("python", "import sys\nsys.stdout.write(sys.stdin.read())"))
 
-    th = [threading.Thread(target=go, args=(i,)) for i in range(3)]
+    # the two that get a slot hold it until the third has its answer
+    th = [threading.Thread(target=go, args=(i, HOLD)) for i in range(3)]
     for x in th:
         x.start()
+    deadline = time.time() + 30
+    while len(res) < 1 and time.time() < deadline:
+        time.sleep(0.05)
+    holding = running_blocks(s, 2, wait=max(0, deadline - time.time()), first_only=True)
+    answered_first = sorted(r.status for r in res.values())
+    let_go(holding)
     for x in th:
         x.join()
     statuses = sorted(r.status for r in res.values())
-    t.eq(statuses, [200, 200, 429], "--max-concurrent 2, three runs at once: two run, exactly one 429")
+    t.eq((answered_first, len(holding), statuses), ([429], 2, [200, 200, 429]),
+         "--max-concurrent 2, three runs at once: two run, exactly one 429 (answered while the two "
+         "held their slots)")
     busy = [r for r in res.values() if r.status == 429]
     e = busy[0].error() if busy else {}
     t.eq((e.get("type"), e.get("code")), ("rate_limit_error", "rate_limit_exceeded"),
@@ -61,37 +95,32 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
     t.eq((r.status, content(r)), (200, "free\n"), "after the runs the slots are free again")
 
     # refusals take no slot: a bad key, a bad body, with both slots busy
+    # (held until the checks are done, a run between them proves it)
     hold = []
 
     def long(i):
-        hold.append(s.run(block("bash", "sleep 2.5 # %s.%d" % (U, i))))
+        hold.append(s.run(block("bash", "%s # %s.%d" % (HOLD, U, i))))
 
     th = [threading.Thread(target=long, args=(i,)) for i in range(2)]
     for x in th:
         x.start()
-    deadline = time.time() + 5
-    while len(block_processes(s)) < 2 and time.time() < deadline:
-        time.sleep(0.05)
+    holding = running_blocks(s, 2, first_only=True)
     t.eq(s.request("GET", "/v1/models", key="wrong").status, 401, "slots full: a wrong key still gets 401, not 429")
+    full = s.run(block("bash", "echo one more")).status
     t.eq(s.chat({"model": "codellm", "messages": [{"role": "user", "content": "no code"}]}).status, 400,
          "slots full: a request without code still gets 400, not 429")
     t.eq(s.request("GET", "/healthz").status, 200, "slots full: /healthz answers")
+    let_go(holding)
     for x in th:
         x.join()
-    t.ok(all(r.status == 200 for r in hold), "both long runs finished")
-
-    def cmdline(pid):
-        try:
-            with open("/proc/%d/cmdline" % pid) as f:
-                return f.read()
-        except OSError:	# it exited since the listing
-            return ""
+    t.ok(len(holding) == 2 and full == 429 and len(hold) == 2 and all(r.status == 200 for r in hold),
+         "both long runs finished (they held both slots: a run between the checks got %r)" % full)
 
     # a SIGKILLed handler releases its slot
     c = socket.create_connection(("127.0.0.1", s.port))
     c.sendall(build_request("POST", "/v1/chat/completions", {"model": "codellm", "messages": [
         {"role": "user", "content": block("bash", "sleep 20 # %s.kill" % U)}]}))
-    deadline = time.time() + 5
+    deadline = time.time() + 30
     kids = []
     while time.time() < deadline:
         kids = [p for p in descendants(s.proc.pid) if "codellm-handler" in cmdline(p)]
@@ -101,14 +130,17 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
     for p in kids:
         os.kill(p, signal.SIGKILL)
     c.close()
-    time.sleep(0.5)
+    # its lock goes with the last process of that run: then two held runs
+    # at once must both get a slot (one left taken would answer a 429)
+    freed = slots_free(s)
     res = {}
-    th = [threading.Thread(target=go, args=(i,)) for i in range(2)]
+    th = [threading.Thread(target=go, args=(i, HOLD)) for i in range(2)]
     for x in th:
         x.start()
+    let_go(running_blocks(s, 2, first_only=True, stop=lambda: res))
     for x in th:
         x.join()
-    t.eq(sorted(r.status for r in res.values()), [200, 200],
+    t.eq((freed, sorted(r.status for r in res.values())), (True, [200, 200]),
          "after the handler holding a slot was SIGKILLed, both slots serve again")
 
 with Server("--max-concurrent", "1", env={"CODELLM_RUNTIME_DIR": "/proc/nonexistent/slots"}) as s:

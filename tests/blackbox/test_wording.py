@@ -9,7 +9,6 @@ unchanged."""
 import os
 import sys
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import *  # noqa: E402,F401,F403
@@ -49,16 +48,16 @@ with Server("--max-request-bytes", "2000", "--max-concurrent", "1", "--timeout",
     t.ok("Please reduce the length of the messages." in ((s.chat(big).error() or {}).get("message") or ""),
          "… and asks to reduce the length of the messages, as OpenAI does")
 
-    # the slot taken by a slow run: the next one is rate limited
+    # the slot taken by a slow run: the next one is rate limited. The slow
+    # block waits for a file `go` in its working directory, made once the
+    # next run has its answer (the run's --timeout 30 is the backstop).
     slow = {}
-    th = threading.Thread(target=lambda: slow.setdefault("r", s.run(block("bash", "sleep 2; echo slow"))))
+    th = threading.Thread(target=lambda: slow.setdefault("r", s.run(block(
+        "bash", HOLD + "; echo slow"))))
     th.start()
-    busy = None
-    for _ in range(100):
-        time.sleep(0.05)
-        if block_processes(s):
-            busy = s.run(block("bash", "echo fast"))
-            break
+    running = running_blocks(s)
+    busy = s.run(block("bash", "echo fast")) if running else None
+    let_go(running)
     th.join()
     check(busy or Resp(b""), 429, "rate_limit_error", "rate_limit_exceeded",
           "Rate limit reached for codellm on concurrent runs: Limit 1, Used 1, Requested 1. "
