@@ -33,6 +33,7 @@ CODELLM_BENCH_SLICES (load slices per arm, default 5) scale it down:
 checks every answer, timing nothing."""
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -41,7 +42,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "blackbox"))
-from harness import Server, block, build_request, raw, Resp, descendants  # noqa: E402
+from harness import Server, block, build_request, raw, read_all, Resp, descendants  # noqa: E402
 
 SMOKE = sys.argv[1:] == ["--smoke"]
 N = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_N", "40"))
@@ -156,8 +157,13 @@ def throughput(arms, content, want):
 
 
 def peak_rss(server, req):
-    """The handler's peak RSS (KiB) while serving req, and the time."""
-    peak, done = [0], threading.Event()
+    """The handler's peak RSS (KiB) while serving req, and the time. The
+    connection is opened first and req sent only once the watcher has read
+    the handler it started (socket activation forks it at the accept, and
+    it waits for the request: servers here have --header-timeout 120), so
+    the watcher sees the handler however briefly the run lasts and however
+    busy the machine; it keeps reading it until the answer is in."""
+    peak, seen, done = [0], threading.Event(), threading.Event()
 
     def watch():
         while not done.is_set():
@@ -169,16 +175,23 @@ def peak_rss(server, req):
                         for line in f:
                             if line.startswith("VmHWM:"):
                                 peak[0] = max(peak[0], int(line.split()[1]))
+                                seen.set()
                 except OSError:
                     pass
             time.sleep(0.005)
     th = threading.Thread(target=watch)
-    th.start()
-    t0 = time.perf_counter()
-    r = Resp(raw(server.port, req, timeout=120))
-    el = time.perf_counter() - t0
-    done.set()
-    th.join()
+    c = socket.create_connection(("127.0.0.1", server.port), timeout=120)
+    try:
+        th.start()
+        seen.wait(60)           # only a watcher that cannot find it waits this out
+        t0 = time.perf_counter()
+        c.sendall(req)
+        r = Resp(read_all(c, 120))
+        el = time.perf_counter() - t0
+    finally:
+        c.close()
+        done.set()
+        th.join()
     return peak[0], el, r
 
 
@@ -208,7 +221,8 @@ def main():
     servers = {}
     try:
         for name, kw in arms_def:
-            servers[name] = Server("--timeout", "120", "--max-concurrent", "8", *share.get(name, ()), **kw)
+            servers[name] = Server("--timeout", "120", "--max-concurrent", "8", "--header-timeout", "120",
+                                   *share.get(name, ()), **kw)
             servers[name].start()
         cases = {"bash": (block("bash", "echo hi"), "hi"),
                  "python": (block("python", "print(1)"), "1")}
@@ -232,8 +246,9 @@ def main():
         for _ in range(1 if SMOKE else 5):
             big["bare"].append(once(servers["bare"].port, chat(shell), want))
             big["native"].append(once(servers["native"].port, chat(three), want))
-        # a trivial run that lasts long enough to be sampled (the
-        # handler's memory does not grow with the sleep)
+        # a trivial run (the handler's memory does not grow with the
+        # sleep: it lets the watcher read the handler during the run too,
+        # not only while it waits for the request)
         rss, _, r = peak_rss(servers["native"], chat(block("bash", "sleep 0.3")))
         if r.status != 200:
             raise SystemExit("trivial run failed: %r" % r.raw[:300])

@@ -9,7 +9,7 @@ import {
   Agent, run, tool, setTracingDisabled, OpenAIChatCompletionsModel,
 } from '@openai/agents';
 import { z } from 'zod';
-import { startServer, changesBlock, expectedCalls, sleep } from './harness.mjs';
+import { startServer, changesBlock, expectedCalls } from './harness.mjs';
 
 setTracingDisabled(true);
 
@@ -63,8 +63,7 @@ test('an Agent with codellm as its chat-completions model calls its tools with t
   const result = await run(makeAgent(calls), 'Begin.');
   assert.deepEqual(calls, expectedCalls(CHANGES, ANSWER));
   assert.equal(result.finalOutput, ANSWER);
-  await sleep(200);
-  assert.equal(s.spawned() - base, 1, 'one model call: the agent stopped at finish');
+  assert.equal(await s.spawnedSince(base, 1), 1, 'one model call: the agent stopped at finish');
 });
 
 test('the same Agent run streamed ({stream: true}) calls its tools with the same arguments', async () => {
@@ -79,8 +78,7 @@ test('the same Agent run streamed ({stream: true}) calls its tools with the same
   assert.deepEqual(calls, expectedCalls(CHANGES, ANSWER));
   assert.equal(result.finalOutput, ANSWER);
   assert.ok(kinds.has('raw_model_stream_event'), `the model streamed (events: ${[...kinds]})`);
-  await sleep(200);
-  assert.equal(s.spawned() - base, 1, 'one model call: the agent stopped at finish');
+  assert.equal(await s.spawnedSince(base, 1), 1, 'one model call: the agent stopped at finish');
 });
 
 test('the server stops cleanly and no run directory is left', async () => {

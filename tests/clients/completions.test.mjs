@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import {
-  startServer, block, changesBlock, expectedCalls, TOOLS, KEY, sleep, rejection,
+  startServer, block, changesBlock, expectedCalls, TOOLS, KEY, rejection, gate, WAIT,
 } from './harness.mjs';
 
 let s;
@@ -142,7 +142,7 @@ test('agent mode, a block that exits 1: UnprocessableEntityError, and the defaul
   assert.equal(e.code, 'block_failed');
   assert.match(e.message, /failing/);
   assert.equal(e.headers.get('x-should-retry'), 'false');
-  // a retry would come within the SDK's backoff (0.5 s at first)
+  // the SDK makes its retries before its promise rejects: the counts are final
   const n = await c.counts();
   c.close();
   ranOnce(n);
@@ -153,11 +153,14 @@ test('run mode, handler killed after the early 200 headers: the SDK reports an e
   const c = await s.counting();
   const call = c.client.chat.completions.create({
     model: 'codellm',
-    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 30; echo never') }],
+    // runs until killed (the handler's --timeout, 240 s, is far off)
+    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 600; echo never') }],
   });
   call.catch(() => {}); // examined below
-  const pids = await s.waitFor(() => s.blockPids().length && s.handlerPids(), 5000, 'the block to start');
-  await sleep(300); // the early headers are out once the block started
+  const pids = await s.waitFor(() => s.blockPids().length && s.handlerPids(), WAIT, 'the block to start');
+  // the early headers are out once the block started: killed once the
+  // relay has passed them on to the client (then the SDK has its 200)
+  await s.waitFor(() => c.answers() >= 1, WAIT, 'the early 200 headers to reach the client');
   for (const pid of pids) process.kill(pid, 'SIGKILL');
   const e = await rejection(() => call);
   assert.ok(e instanceof Error, `an error, got ${e}`);
@@ -169,11 +172,13 @@ test('run mode, handler killed after the early 200 headers: the SDK reports an e
 test('with --max-concurrent 1, a second run while one runs raises RateLimitError (429, Retry-After 1)', async () => {
   const s2 = await startServer({ args: ['--max-concurrent', '1'] });
   try {
+    // the slot holder waits at its gate until the test is done with the
+    // 429s, however long the SDK's retries (1 s apart) take
     const slow = s2.client().chat.completions.create({
-      model: 'codellm', messages: [{ role: 'user', content: block('bash', 'sleep 4; echo slow') }],
+      model: 'codellm', messages: [{ role: 'user', content: block('bash', gate('bash') + 'echo slow') }],
     });
     slow.catch(() => {});
-    await s2.waitFor(() => s2.blockPids().length, 5000, 'the slow run to start');
+    await s2.waitFor(() => s2.blockPids().length, WAIT, 'the slow run to start');
     // the control: the SDK's default retries do retry a 429 (Retry-After: 1),
     // and each attempt is one more connection counted (nothing runs for them)
     const c = await s2.counting();
@@ -181,7 +186,7 @@ test('with --max-concurrent 1, a second run while one runs raises RateLimitError
       model: 'codellm', messages: [{ role: 'user', content: block('bash', 'echo second') }],
     }));
     assert.ok(e0 instanceof OpenAI.RateLimitError, `RateLimitError, got ${e0}`);
-    assert.deepEqual(await c.counts(0), { requests: 3, connections: 3, spawned: 3 },
+    assert.deepEqual(await c.counts(), { requests: 3, connections: 3, spawned: 3 },
       'the default client tried three times, and the counts see each try');
     c.close();
     const busy = s2.client({ maxRetries: 0 });
@@ -193,7 +198,8 @@ test('with --max-concurrent 1, a second run while one runs raises RateLimitError
     assert.equal(e.status, 429);
     assert.equal(e.type, 'rate_limit_error');
     assert.equal(e.headers.get('retry-after'), '1');
-    assert.equal(s2.spawned() - base, 1, 'maxRetries: 0 sent it once');
+    assert.equal(await s2.spawnedSince(base, 1), 1, 'maxRetries: 0 sent it once');
+    await s2.openGate();
     const r = await slow;
     assert.equal(r.choices[0].message.content, 'slow\n');
     // with the slot free again, the same request runs

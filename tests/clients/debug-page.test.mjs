@@ -73,6 +73,9 @@ before(async () => {
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   context.on('request', (r) => requests.push({ url: r.url(), method: r.method(), headers: r.headers() }));
+  // playwright's waits (30 s by default) only guard against a hang; Chromium
+  // beside the handler on a busy machine can take seconds per step
+  context.setDefaultTimeout(120000);
   page = context.pages()[0] || await context.newPage();
   page.on('pageerror', (e) => problems.push('page error: ' + e.message));
   page.on('console', (m) => {

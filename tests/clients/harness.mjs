@@ -7,6 +7,12 @@
 //   const client = s.client();            // an OpenAI client for it
 //   s.spawned()                           // connections that reached a handler
 //   await s.stop();                       // throws on a sanitizer report
+//
+// Waits end on what they wait for, never after a fixed time: a block the
+// test must catch running waits at a gate (gate(), s.openGate()) until the
+// test lets it go. Their deadlines (WAIT) only end waits for what never
+// comes, and are many times what a busy machine (a load of several times
+// its CPUs) takes.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -24,6 +30,20 @@ const SANITIZER_MARKS = ['AddressSanitizer', 'LeakSanitizer', 'runtime error:',
   'UndefinedBehaviorSanitizer'];
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The deadline (ms) of a wait for something that should come. */
+export const WAIT = 60000;
+
+/**
+ * Code that makes a FIFO `name` in the block's working directory and waits
+ * until a line comes through it: the block waits there until the test calls
+ * s.openGate(name), however long that takes.
+ */
+export function gate(lang, name = 'gate') {
+  if (lang === 'python') return `import os\nos.mkfifo(${JSON.stringify(name)})\nopen(${JSON.stringify(name)}).readline()\n`;
+  if (lang === 'bash') return `mkfifo ${name} && read -r _ < ${name}\n`;
+  throw new Error('no gate for ' + lang);
+}
 
 export function block(lang, code) {
   return '```' + lang + '\n' + code + '\n```\n';
@@ -153,7 +173,7 @@ export class Server {
     this.exited = new Promise((resolve) => this.proc.once('exit', resolve));
     // "Listening on …" is printed once the socket is bound: no probe
     // connection needed, so every Spawned line is a test's request.
-    const deadline = Date.now() + 10000;
+    const deadline = Date.now() + WAIT;
     while (!this.log().includes('Listening on')) {
       if (Date.now() > deadline || this.proc.exitCode !== null) {
         throw new Error('server did not start: ' + this.log());
@@ -170,6 +190,18 @@ export class Server {
   /** Connections that reached the handler (one "Spawned" line each). */
   spawned() {
     return (this.log().match(/^Spawned /gm) || []).length;
+  }
+
+  /**
+   * Connections that reached a handler since `base` (a spawned() value), once
+   * there are at least `n` (or after `ms`): systemd-socket-activate writes a
+   * connection's "Spawned" line after its fork, so on a busy machine the line
+   * can come after the handler has answered.
+   */
+  async spawnedSince(base, n, ms = WAIT) {
+    const deadline = Date.now() + ms;
+    while (this.spawned() - base < n && Date.now() < deadline) await sleep(20);
+    return this.spawned() - base;
   }
 
   /** The handler processes (direct children of systemd-socket-activate). */
@@ -193,7 +225,7 @@ export class Server {
     return found;
   }
 
-  async waitFor(cond, ms = 5000, what = 'condition') {
+  async waitFor(cond, ms = WAIT, what = 'condition') {
     const deadline = Date.now() + ms;
     for (;;) {
       const v = await cond();
@@ -203,8 +235,35 @@ export class Server {
     }
   }
 
+  /**
+   * Lets a block waiting at gate `name` (gate()) go on: writes a line into the
+   * FIFO it made in its working directory (through /proc/PID/cwd). Waits until
+   * a block of this server has it open for reading; returns the ms that took.
+   */
+  async openGate(name = 'gate', ms = WAIT) {
+    const t0 = Date.now();
+    for (;;) {
+      for (const pid of this.blockPids()) {
+        let fd;
+        try {
+          fd = fs.openSync(`/proc/${pid}/cwd/${name}`, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+        } catch {
+          continue; // not made yet (ENOENT), nobody reading it yet (ENXIO), or another block
+        }
+        try {
+          fs.writeSync(fd, 'go\n');
+        } finally {
+          fs.closeSync(fd);
+        }
+        return Date.now() - t0;
+      }
+      if (Date.now() - t0 > ms) throw new Error(`no block waited at gate ${name} within ${ms} ms`);
+      await sleep(20);
+    }
+  }
+
   /** Run directories still present (none once every handler is done). */
-  async leftovers(ms = 5000) {
+  async leftovers(ms = 30000) {
     const deadline = Date.now() + ms;
     for (;;) {
       const left = fs.readdirSync(this.runs);
@@ -213,8 +272,9 @@ export class Server {
     }
   }
 
+  /** An OpenAI client; its timeout only guards against a hang. */
   client(opts = {}) {
-    return new OpenAI({ baseURL: this.baseURL, apiKey: this.key, timeout: 30000, ...opts });
+    return new OpenAI({ baseURL: this.baseURL, apiKey: this.key, timeout: 120000, ...opts });
   }
 
   /**
@@ -230,11 +290,12 @@ export class Server {
     const conns = [];
     const sockets = new Set();
     const srv = net.createServer((down) => {
-      const c = { head: '' };
+      const c = { head: '', answer: '' };
       conns.push(c);
       const up = net.connect(this.port, '127.0.0.1');
       sockets.add(down).add(up);
       down.on('data', (d) => { if (c.head.length < 64) c.head += d.toString('latin1'); });
+      up.on('data', (d) => { if (c.answer.length < 64) c.answer += d.toString('latin1'); });
       down.pipe(up);
       up.pipe(down);
       // the client gone: the server sees it go; the server done: what it
@@ -249,25 +310,33 @@ export class Server {
       baseURL: `http://127.0.0.1:${srv.address().port}/v1`,
       connections: () => conns.length,
       requests: () => conns.filter((c) => /^[A-Z]+ \S+ HTTP\/1\.[01]\r\n/.test(c.head)).length,
+      // status lines passed on to the client (written to its socket)
+      answers: () => conns.filter((c) => /^HTTP\/1\.[01] \d{3} /.test(c.answer)).length,
       close: () => { for (const x of sockets) x.destroy(); srv.close(); },
     };
   }
 
   /**
    * An OpenAI client (SDK defaults: maxRetries 2) that goes through a
-   * relay; counts() tells, after a pause that leaves room for any retry,
-   * how many HTTP requests and connections went through it and how many
-   * connections reached a handler since.
+   * relay; counts() tells how many HTTP requests and connections went
+   * through it and how many connections reached a handler since. Call it
+   * once the SDK's promise has settled: the SDK makes its retries before
+   * that, so the relay's counts are final then; counts() waits (up to
+   * `ms`) for the server's "Spawned" line of each of those connections,
+   * which can come late on a busy machine. answers() counts the status
+   * lines the relay passed on to the client.
    */
   async counting(opts = {}) {
     const r = await this.relay();
     const base = this.spawned();
     return {
       client: this.client({ baseURL: r.baseURL, ...opts }),
-      counts: async (wait = 1000) => {
-        await sleep(wait);
+      counts: async (ms = WAIT) => {
+        const deadline = Date.now() + ms;
+        while (this.spawned() - base < r.connections() && Date.now() < deadline) await sleep(20);
         return { requests: r.requests(), connections: r.connections(), spawned: this.spawned() - base };
       },
+      answers: r.answers,
       close: r.close,
     };
   }
@@ -278,7 +347,7 @@ export class Server {
     this.proc = null;
     if (proc.exitCode === null && proc.signalCode === null) {
       try { process.kill(-proc.pid, 'SIGTERM'); } catch { /* gone */ }
-      const t = await Promise.race([this.exited.then(() => 'exited'), sleep(5000)]);
+      const t = await Promise.race([this.exited.then(() => 'exited'), sleep(15000)]);
       if (t !== 'exited') {
         try { process.kill(-proc.pid, 'SIGKILL'); } catch { /* gone */ }
         await this.exited;

@@ -43,7 +43,7 @@ test('README.md\'s JavaScript example is tests/clients/readme-example.mjs, byte 
 test('the README\'s JavaScript example runs against the real handler and prints what its comments say', async () => {
   const record = path.join(s.tmp, 'requests.jsonl');
   const { stdout } = await run(process.execPath, ['--import', path.join(HERE, 'record-request.mjs'), EXAMPLE], {
-    cwd: HERE, timeout: 30000,
+    cwd: HERE, timeout: 120000, // a hang guard only
     env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY: s.key, CODELLM_RECORD: record },
   });
   // console.log of "42\n" prints "42\n\n"; then exit_code 0; then the stream
@@ -80,7 +80,7 @@ print(json.dumps(out))
 
 test('the README\'s Python example is valid Python sending the same requests as the JavaScript one', async () => {
   assert.ok(recorded, 'the JavaScript example ran');
-  const child = execFile('/usr/bin/python3', ['-c', PY_CHECK], { timeout: 10000 });
+  const child = execFile('/usr/bin/python3', ['-c', PY_CHECK], { timeout: 60000 });
   child.stdin.end(PY);
   let out = '';
   let err = '';
@@ -109,7 +109,7 @@ test('README.md\'s files example is tests/clients/readme-files-example.mjs, byte
 test('the files example sends a CSV, and saves the chart the block drew: a 400x300 PNG', async () => {
   const dir = fs.mkdtempSync(path.join(s.tmp, 'files-example-'));
   const { stdout } = await run(process.execPath, [FILES_EXAMPLE], {
-    cwd: dir, timeout: 120000,
+    cwd: dir, timeout: 240000,
     env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY: s.key },
   });
   assert.equal(stdout, '4 months\n\nout/chart.png image/png\n');

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import {
-  startServer, block, changesBlock, expectedCalls, sleep, KEY, HERE, TOP,
+  startServer, block, changesBlock, expectedCalls, KEY, HERE, TOP,
 } from './harness.mjs';
 
 setTracingDisabled(true);
@@ -26,7 +26,7 @@ const paths = [];	// what the Agents SDK asked for: /v1/responses only
 before(async () => {
   s = await startServer({ args: ['--keepalive-interval', '1'] });
   setDefaultOpenAIClient(new OpenAI({
-    baseURL: s.baseURL, apiKey: KEY, timeout: 30000,
+    baseURL: s.baseURL, apiKey: KEY, timeout: 120000, // a hang guard only
     fetch: (url, init) => { paths.push(new URL(url).pathname); return fetch(url, init); },
   }));
 });
@@ -110,8 +110,7 @@ test('an Agent with the default (Responses) model: finalOutput is stdout', async
   const base = s.spawned();
   const result = await run(agent, 'Begin.');
   assert.equal(result.finalOutput, '42\n');
-  await sleep(200);
-  assert.equal(s.spawned() - base, 1, 'one model call');
+  assert.equal(await s.spawnedSince(base, 1), 1, 'one model call');
 });
 
 function recordingTools(calls) {
@@ -156,8 +155,7 @@ for (const stream of [false, true]) {
     }
     assert.deepEqual(calls, expectedCalls(CHANGES, ANSWER));
     assert.equal(result.finalOutput, ANSWER);
-    await sleep(200);
-    assert.equal(s.spawned() - base, 2, 'two model calls: the calls, then the guard\'s text');
+    assert.equal(await s.spawnedSince(base, 2), 2, 'two model calls: the calls, then the guard\'s text');
   });
 }
 
@@ -179,7 +177,7 @@ test('README.md\'s Responses example is tests/clients/readme-agents-example.mjs,
 
 test('the README example runs: stdout, then the tool loop\'s answer and the note', async () => {
   const { stdout } = await promisify(execFile)(process.execPath, [EXAMPLE], {
-    timeout: 60000, env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY },
+    timeout: 180000, env: { ...process.env, CODELLM_BASE_URL: s.baseURL, KEY },
   });
   assert.equal(stdout, '42\n\nwrote hello.md\n{"hello.md":"# Hello\\n"}\n');
 });

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import {
-  startServer, block, changesBlock, expectedCalls, TOOLS, KEY, rejection,
+  startServer, block, changesBlock, expectedCalls, TOOLS, KEY, rejection, gate, WAIT,
 } from './harness.mjs';
 
 let s;
@@ -18,9 +18,30 @@ before(async () => {
 });
 after(() => s?.stop().catch(() => {}));
 
-// prints, sleeps 2 s (quiet: pings go out), prints again; no flush needed
-const SLOW = block('python', 'import time\nprint("first")\ntime.sleep(2)\nprint("second")');
+// prints, waits at its gate (quiet: pings go out) until the test has seen
+// "first", prints again; no flush needed
+const SLOW = block('python', 'print("first")\n' + gate('python') + 'print("second")');
 const slowRequest = { model: 'codellm', messages: [{ role: 'user', content: SLOW }] };
+
+/**
+ * Opens SLOW's gate when the test calls open() (on seeing "first"), or
+ * after WAIT ms without that, so a run whose "first" never came early
+ * still ends: `by` then says 'deadline' and the test fails.
+ */
+function keeper() {
+  const k = { by: null, at: null, t0: Date.now() };
+  const go = (by) => {
+    if (k.by) return Promise.resolve();
+    k.by = by;
+    k.at = Date.now();
+    clearTimeout(timer);
+    return s.openGate();
+  };
+  const timer = setTimeout(() => go('deadline').catch(() => {}), WAIT);
+  k.open = () => go('first');
+  k.done = () => clearTimeout(timer);
+  return k;
+}
 
 const CHANGES = [
   { path: 'notes/a.md', content: '# A\n' + 'x'.repeat(5000) + '\n"quoted" \\ ünïcødé 🎉\n' },
@@ -43,24 +64,34 @@ function ranOnce(n) {
 }
 
 /** The time (ms) between the delta that brought "first" and the one that brought "second". */
-function gap(events) {
+function gap(events, k) {
   const i = events.findIndex((e) => e.text.includes('first'));
   const j = events.findIndex((e) => e.text.includes('second'));
   assert.ok(i >= 0 && j >= 0, `both lines arrived: ${JSON.stringify(events)}`);
   assert.notEqual(i, j, 'the two lines came in different deltas');
+  // an ordering fact: "first" was there while the block waited at its gate,
+  // before it printed "second"; a buffered run would send both at its end
+  assert.equal(k.by, 'first', `"first" arrived while the block waited at its gate (gate opened by ${k.by})`);
+  assert.ok(events[i].t <= k.at && events[j].t >= k.at, 'first, then the gate, then second');
   return events[j].t - events[i].t;
 }
 
-test('run mode, stream iterator: role chunk first, stdout as deltas as produced, final chunk with codellm', async () => {
+test('run mode, stream iterator: role chunk first, stdout as deltas as produced, final chunk with codellm', async (t) => {
+  const k = keeper();
   const { data: stream, response } = await client.chat.completions.create({ ...slowRequest, stream: true })
     .withResponse();
   assert.match(response.headers.get('content-type'), /^text\/event-stream/);
   const chunks = [];
   const deltas = [];
-  for await (const chunk of stream) {
-    chunks.push(chunk);
-    const c = chunk.choices[0]?.delta?.content;
-    if (c) deltas.push({ text: c, t: Date.now() });
+  try {
+    for await (const chunk of stream) {
+      chunks.push(chunk);
+      const c = chunk.choices[0]?.delta?.content;
+      if (c) deltas.push({ text: c, t: Date.now() });
+      if (c?.includes('first')) await k.open();
+    }
+  } finally {
+    k.done();
   }
   assert.ok(chunks.length >= 4, `chunks: ${chunks.length}`);
   assert.ok(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === chunks[0].id));
@@ -68,8 +99,8 @@ test('run mode, stream iterator: role chunk first, stdout as deltas as produced,
   assert.equal(chunks[0].choices[0].delta.role, 'assistant', 'the role chunk comes first');
   assert.equal(chunks[0].choices[0].index, 0);
   assert.equal(deltas.map((d) => d.text).join(''), 'first\nsecond\n', 'the deltas are the stdout');
-  const g = gap(deltas);
-  assert.ok(g >= 1500, `"first" arrived ${g} ms before "second" (≥ 1500 expected)`);
+  const g = gap(deltas, k);
+  t.diagnostic(`"first" ${k.at - k.t0} ms after the request, "second" ${g} ms after "first"`);
   const last = chunks.at(-1);
   assert.deepEqual(last.choices[0].delta, {});
   assert.equal(last.choices[0].finish_reason, 'stop');
@@ -80,30 +111,55 @@ test('run mode, stream iterator: role chunk first, stdout as deltas as produced,
   assert.ok(chunks.every((c) => c.choices.length === 1), 'no usage chunk unless asked for');
 });
 
-test('run mode, .stream() helper: content events as produced, finalChatCompletion() is the whole answer', async () => {
+test('run mode, .stream() helper: content events as produced, finalChatCompletion() is the whole answer', async (t) => {
+  const k = keeper();
   const stream = client.chat.completions.stream(slowRequest);
   const events = [];
-  stream.on('content', (delta) => events.push({ text: delta, t: Date.now() }));
-  const final = await stream.finalChatCompletion();
+  let opening = null;
+  stream.on('content', (delta) => {
+    events.push({ text: delta, t: Date.now() });
+    if (delta.includes('first')) opening = k.open();
+  });
+  const final = await stream.finalChatCompletion().finally(() => k.done());
+  await opening;
   assert.equal(final.object, 'chat.completion');
   assert.equal(final.choices[0].message.role, 'assistant');
   assert.equal(final.choices[0].message.content, 'first\nsecond\n');
   assert.equal(final.choices[0].finish_reason, 'stop');
   assert.equal(final.codellm.exit_code, 0, 'the codellm object survives into the final completion');
   assert.equal(await stream.finalContent(), 'first\nsecond\n');
-  const g = gap(events);
-  assert.ok(g >= 1500, `"first" arrived ${g} ms before "second" (≥ 1500 expected)`);
+  const g = gap(events, k);
+  t.diagnostic(`"first" ${k.at - k.t0} ms after the request, "second" ${g} ms after "first"`);
 });
 
-test('the wire: `: ping` comments while quiet, `data: [DONE]` last (what the SDK iterators skip)', async () => {
+test('the wire: `: ping` comments while quiet, `data: [DONE]` last (what the SDK iterators skip)', async (t) => {
   const res = await fetch(s.baseURL + '/chat/completions', {
     method: 'POST',
     headers: { authorization: 'Bearer ' + KEY, 'content-type': 'application/json' },
     body: JSON.stringify({ ...slowRequest, stream: true }),
   });
   assert.equal(res.status, 200);
-  const text = await res.text();
-  assert.match(text, /(^|\n): ping\n\n/, 'a ping comment during the 2 s of silence');
+  // the gate opens once a ping has come after "first", while the block
+  // is quiet (or after WAIT ms without one: then the test fails)
+  const k = keeper();
+  const pinged = (x) => x.includes('first') && /\n: ping\n\n/.test(x.slice(x.indexOf('first')));
+  let text = '';
+  const dec = new TextDecoder();
+  try {
+    for await (const part of res.body) {
+      text += dec.decode(part, { stream: true });
+      if (pinged(text)) await k.open();
+    }
+  } finally {
+    k.done();
+  }
+  text += dec.decode();
+  const first = text.indexOf('first');
+  const ping = text.indexOf('\n: ping\n\n', first);
+  assert.ok(first >= 0 && ping > first && ping < text.indexOf('second') && k.by === 'first',
+    `a ping comment while the block was quiet, between "first" and "second" (gate opened by ${k.by})`);
+  t.diagnostic(`the ping came ${k.at - k.t0} ms after the answer began`);
+  assert.match(text, /(^|\n): ping\n\n/, 'a ping comment on its own');
   assert.ok(text.endsWith('data: [DONE]\n\n'), 'data: [DONE] last');
 });
 
@@ -225,18 +281,21 @@ test('agent mode stream, the block is killed: an execution_error event (no tool 
 
 test('run mode stream, the handler gets SIGTERM mid-run: the client sees an end or an error, and it ran once', async (t) => {
   const c = await s.counting();
-  const t0 = Date.now();
+  // the block sleeps 600 s: only the signal (or the handler's own --timeout,
+  // 240 s) ends the run, far beyond the 60 s allowed below
   const stream = await c.client.chat.completions.create({
     model: 'codellm', stream: true,
-    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 30; echo never') }],
+    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 600; echo never') }],
   });
   const chunks = [];
   let error = null;
+  let tSig = null;
   try {
     for await (const chunk of stream) {
       chunks.push(chunk);
       if (chunk.choices[0]?.delta?.content === 'started\n') {
         for (const pid of s.handlerPids()) process.kill(pid, 'SIGTERM');
+        tSig = Date.now();
       }
     }
   } catch (e) {
@@ -244,7 +303,9 @@ test('run mode stream, the handler gets SIGTERM mid-run: the client sees an end 
   }
   const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
   assert.equal(text, 'started\n');
-  assert.ok(Date.now() - t0 < 15000, 'the run ended at the signal');
+  const ended = Date.now() - tSig;
+  t.diagnostic(`the run ended ${ended} ms after the signal`);
+  assert.ok(tSig !== null && ended < 60000, `the run ended at the signal (${ended} ms after it)`);
   if (error) {
     t.diagnostic(`ended with an error: ${error}`);
     assert.ok(error instanceof OpenAI.APIError, `an APIError, got ${error}`);
@@ -277,9 +338,10 @@ test('run mode stream: multi-byte UTF-8 over many reads arrives whole (no U+FFFD
 });
 
 test('run mode stream with codellm.timeout_s: the final chunk says length and timed_out', async () => {
+  // 3 s: room for the block to print "before" first on a busy machine
   const stream = await client.chat.completions.create({
-    model: 'codellm', stream: true, codellm: { timeout_s: 1 },
-    messages: [{ role: 'user', content: block('bash', 'echo before; sleep 20; echo after') }],
+    model: 'codellm', stream: true, codellm: { timeout_s: 3 },
+    messages: [{ role: 'user', content: block('bash', 'echo before; sleep 60; echo after') }],
   });
   const chunks = [];
   for await (const chunk of stream) chunks.push(chunk);
@@ -317,15 +379,19 @@ test('agent mode stream, a follow-up turn without finish: finish alone, nothing 
   assert.equal(final.codellm.blocks, 0);
 });
 
-test('a client that breaks out of the stream iterator ends the run: its block is killed', async () => {
+test('a client that breaks out of the stream iterator ends the run: its block is killed', async (t) => {
+  // the block sleeps 600 s (the handler's --timeout ends it at 240 s):
+  // gone within the 60 s waited is gone because the client went
   const stream = await client.chat.completions.create({
     model: 'codellm', stream: true,
-    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 30') }],
+    messages: [{ role: 'user', content: block('bash', 'echo started; sleep 600') }],
   });
   for await (const chunk of stream) {
     if (chunk.choices[0]?.delta?.content) break; // the SDK aborts the request
   }
-  await s.waitFor(() => s.blockPids().length === 0, 5000, 'the block to be killed');
+  const t0 = Date.now();
+  await s.waitFor(() => s.blockPids().length === 0, WAIT, 'the block to be killed');
+  t.diagnostic(`the block was gone ${Date.now() - t0} ms after the client left`);
   assert.deepEqual(await s.leftovers(), []);
 });
 
