@@ -6,12 +6,12 @@ if (!$srv) { fwrite(STDERR, "server: $errstr ($errno)\n"); exit(1); }
 $name = stream_socket_get_name($srv, false);
 $pid = pcntl_fork();
 if ($pid === 0) {
-    $c = stream_socket_client("tcp://$name", $e, $es, 5);
+    $c = stream_socket_client("tcp://$name", $e, $es, 60);
     fwrite($c, "php tcp\n");
     $r = fgets($c);
     exit($r === "PHP TCP\n" ? 0 : 1);
 }
-$conn = stream_socket_accept($srv, 5);
+$conn = stream_socket_accept($srv, 60);   // the child may be slow to run on a busy machine
 $line = fgets($conn);
 fwrite($conn, strtoupper($line));
 fclose($conn);

@@ -15,7 +15,7 @@ async def main():
     ws = [asyncio.create_task(worker(q, out)) for _ in range(3)]
     for i in range(30):
         q.put_nowait(i)
-    await asyncio.wait_for(q.join(), 5)
+    await asyncio.wait_for(q.join(), 60)
     for w in ws:
         w.cancel()
     await asyncio.gather(*ws, return_exceptions=True)

@@ -17,13 +17,13 @@ async def main():
         for word in ("hello", "world"):
             writer.write(word.encode() + b"\n")
             await writer.drain()
-            assert await asyncio.wait_for(reader.readline(), 5) == word.upper().encode() + b"\n"
+            assert await asyncio.wait_for(reader.readline(), 60) == word.upper().encode() + b"\n"
         writer.close()
         await writer.wait_closed()
         # a second client through "localhost"
         r2, w2 = await asyncio.open_connection("localhost", port, family=2)
         w2.write(b"again\n")
-        assert await asyncio.wait_for(r2.readline(), 5) == b"AGAIN\n"
+        assert await asyncio.wait_for(r2.readline(), 60) == b"AGAIN\n"
         w2.close()
     return port
 

@@ -7,7 +7,7 @@ async def main():
     p = await asyncio.create_subprocess_exec(
         sys.executable, "-c", "import sys; print(sys.stdin.read().upper())",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    out, _ = await asyncio.wait_for(p.communicate(b"abc"), 20)
+    out, _ = await asyncio.wait_for(p.communicate(b"abc"), 60)
     assert out.strip() == b"ABC" and p.returncode == 0
     s = await asyncio.create_subprocess_shell(
         "echo one; echo two >&2; exit 4",

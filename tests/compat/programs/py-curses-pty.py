@@ -19,7 +19,7 @@ if pid == 0:
     curses.wrapper(app)
     os._exit(0)
 buf = b""
-deadline = time.time() + 10
+deadline = time.time() + 60     # a busy machine may start the child slowly
 while b"hello curses" not in buf and time.time() < deadline:
     buf += os.read(fd, 4096)
 os.write(fd, b"q")

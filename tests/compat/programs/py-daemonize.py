@@ -21,19 +21,23 @@ data = os.read(r, 100).split()
 assert len(data) == 2 and data[0] != b"" and int(data[1]) != os.getsid(0)
 os.close(r)
 # a process group of two sleepers, killed at once
+r, w = os.pipe()
 leader = os.fork()
 if leader == 0:
     os.setpgid(0, 0)
     if os.fork() == 0:
         time.sleep(30)
         os._exit(0)
+    os.write(w, b"!")          # both sleepers are in the group now
     time.sleep(30)
     os._exit(0)
+os.close(w)
 try:
     os.setpgid(leader, leader)
 except OSError:
     pass
-time.sleep(0.1)
+assert os.read(r, 1) == b"!"
+os.close(r)
 os.killpg(leader, signal.SIGTERM)
 _, st = os.waitpid(leader, 0)
 assert os.WIFSIGNALED(st)

@@ -30,11 +30,11 @@ srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 port = srv.server_address[1]
 t = threading.Thread(target=srv.serve_forever, daemon=True)
 t.start()
-with urllib.request.urlopen("http://127.0.0.1:%d/hello?x=1" % port, timeout=5) as r:
+with urllib.request.urlopen("http://127.0.0.1:%d/hello?x=1" % port, timeout=60) as r:
     assert json.load(r) == {"path": "/hello?x=1"}
-with urllib.request.urlopen("http://localhost:%d/again" % port, timeout=5) as r:
+with urllib.request.urlopen("http://localhost:%d/again" % port, timeout=60) as r:
     assert r.status == 200
-c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 c.request("POST", "/p", body=b"abc")
 resp = c.getresponse()
 assert resp.status == 201 and resp.read() == b"cba"

@@ -12,7 +12,7 @@ pid = os.fork()
 if pid == 0:
     os._exit(0)
 pfd = os.pidfd_open(pid)
-assert select.select([pfd], [], [], 5)[0] == [pfd]
+assert select.select([pfd], [], [], 60)[0] == [pfd]
 os.waitpid(pid, 0)
 with open("src", "wb") as f:
     f.write(b"abcdef" * 1000)

@@ -15,7 +15,7 @@ if __name__ == "__main__":
         for p in ps:
             p.start()
         for p in ps:
-            p.join(20)
+            p.join(60)
         assert dict(d) == {i: i * i for i in range(5)}, dict(d)
         assert sorted(lst) == list(range(5))
         assert ns.last in range(5)

@@ -24,18 +24,18 @@ if __name__ == "__main__":
     p = mp.Process(target=child, args=(b,))
     p.start()
     msg, pid = a.recv()
-    p.join(10)
+    p.join(60)
     assert msg == "hello" and pid == p.pid and p.exitcode == 0
     f = mp.Process(target=fail)
     f.start()
-    f.join(10)
+    f.join(60)
     assert f.exitcode == 3, f.exitcode
     ev = mp.Event()
     s = mp.Process(target=sleeper, args=(ev,))
     s.start()
-    assert ev.wait(10)
+    assert ev.wait(60)
     s.terminate()
-    s.join(10)
+    s.join(60)
     assert s.exitcode == -15, s.exitcode
     print("children:", p.pid, f.pid, s.pid, "cpu_count", mp.cpu_count())
     print("OK")

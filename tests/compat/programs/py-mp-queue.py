@@ -24,11 +24,11 @@ if __name__ == "__main__":
     p.start()
     got = []
     while True:
-        v = q.get(timeout=10)
+        v = q.get(timeout=60)
         if v is None:
             break
         got.append(v)
-    p.join(10)
+    p.join(60)
     assert p.exitcode == 0 and got == list(range(100)), (p.exitcode, got[:5])
     jq, out = mp.JoinableQueue(), mp.Queue()
     w = mp.Process(target=worker, args=(jq, out))
@@ -37,8 +37,8 @@ if __name__ == "__main__":
         jq.put(i)
     jq.put(None)
     jq.join()
-    res = sorted(out.get(timeout=10) for _ in range(10))
-    w.join(10)
+    res = sorted(out.get(timeout=60) for _ in range(10))
+    w.join(60)
     assert res == [i * 2 for i in range(10)], res
     print("queue carried", len(got), "items")
     print("OK")

@@ -15,7 +15,7 @@ if __name__ == "__main__":
         shm.buf[0:5] = b"hello"
         p = mp.Process(target=child, args=(shm.name,))
         p.start()
-        p.join(10)
+        p.join(60)
         assert p.exitcode == 0
         assert bytes(shm.buf[0:5]) == b"world"
         sl = shared_memory.ShareableList([1, 2.5, "three", None])

@@ -16,8 +16,8 @@ if __name__ == "__main__":
     q = ctx.Queue()
     p = ctx.Process(target=q.put, args=("spawned",))
     p.start()
-    assert q.get(timeout=20) == "spawned"
-    p.join(20)
+    assert q.get(timeout=60) == "spawned"
+    p.join(60)
     assert p.exitcode == 0
     print("spawned", len({pid for _, pid in res}), "workers")
     print("OK")

@@ -19,7 +19,7 @@ if __name__ == "__main__":
     for p in ps:
         p.start()
     for p in ps:
-        p.join(20)
+        p.join(60)
     assert all(p.exitcode == 0 for p in ps)
     assert v.value == 2000, v.value
     assert list(arr) == [4.0] * 8, list(arr)

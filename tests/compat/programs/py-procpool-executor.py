@@ -14,7 +14,7 @@ if __name__ == "__main__":
     with cf.ProcessPoolExecutor(max_workers=4) as ex:
         primes = [n for n, p in zip(nums, ex.map(is_prime, nums, chunksize=10)) if p]
         fut = ex.submit(pow, 2, 100)
-        assert fut.result(timeout=20) == 2 ** 100
+        assert fut.result(timeout=60) == 2 ** 100
     with cf.ThreadPoolExecutor(max_workers=8) as ex:
         assert sorted(f.result() for f in cf.as_completed(
             [ex.submit(is_prime, n) for n in nums])).count(True) == len(primes)

@@ -17,14 +17,14 @@ class UEcho(socketserver.DatagramRequestHandler):
 for cls in (socketserver.ThreadingTCPServer, socketserver.ForkingTCPServer):
     with cls(("127.0.0.1", 0), Echo) as srv:
         threading.Thread(target=srv.serve_forever, daemon=True).start()
-        with socket.create_connection(srv.server_address, timeout=5) as c:
+        with socket.create_connection(srv.server_address, timeout=60) as c:
             c.sendall(b"line\n")
             assert c.makefile("rb").readline() == b"LINE\n"
         srv.shutdown()
 with socketserver.UDPServer(("127.0.0.1", 0), UEcho) as u:
     threading.Thread(target=u.serve_forever, daemon=True).start()
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(5)
+    s.settimeout(60)
     s.sendto(b"QUIET", u.server_address)
     assert s.recv(100) == b"quiet"
     u.shutdown()

@@ -6,7 +6,7 @@ r = subprocess.run(["echo", "hello"], capture_output=True, text=True, check=True
 assert r.stdout == "hello\n"
 p = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.read()[::-1])"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-out, _ = p.communicate(b"abcdef", timeout=20)
+out, _ = p.communicate(b"abcdef", timeout=60)
 assert out == b"fedcba" and p.returncode == 0
 assert subprocess.check_output("seq 1 100 | sort -rn | head -3", shell=True) == b"100\n99\n98\n"
 p1 = subprocess.Popen(["printf", "b\\na\\nc\\n"], stdout=subprocess.PIPE)

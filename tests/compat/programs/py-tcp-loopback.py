@@ -18,13 +18,13 @@ def serve():
 
 t = threading.Thread(target=serve)
 t.start()
-with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+with socket.create_connection(("127.0.0.1", port), timeout=60) as c:
     c.sendall(b"loopback")
     assert c.recv(1024) == b"kcabpool"
-with socket.create_connection(("localhost", port), timeout=5) as c:
+with socket.create_connection(("localhost", port), timeout=60) as c:
     c.sendall(b"abc")
     assert c.recv(1024) == b"cba"
-t.join(5)
+t.join(60)
 srv.close()
 print("tcp on port", port)
 print("OK")

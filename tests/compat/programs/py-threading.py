@@ -26,7 +26,7 @@ items = []
 
 def consumer():
     with cond:
-        cond.wait_for(lambda: items, timeout=5)
+        cond.wait_for(lambda: items, timeout=60)
 
 
 c = threading.Thread(target=consumer)
@@ -34,11 +34,11 @@ c.start()
 with cond:
     items.append(1)
     cond.notify_all()
-c.join(5)
+c.join(60)
 assert not c.is_alive()
 
 barrier = threading.Barrier(3)
-bs = [threading.Thread(target=barrier.wait, args=(5,)) for _ in range(3)]
+bs = [threading.Thread(target=barrier.wait, args=(60,)) for _ in range(3)]
 for t in bs:
     t.start()
 for t in bs:
@@ -47,7 +47,7 @@ for t in bs:
 ev = threading.Event()
 timer = threading.Timer(0.05, ev.set)
 timer.start()
-assert ev.wait(5)
+assert ev.wait(60)
 loc = threading.local()
 loc.x = 1
 r = []

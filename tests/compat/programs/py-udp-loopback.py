@@ -4,8 +4,8 @@ import socket
 a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 a.bind(("127.0.0.1", 0))
 b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-b.settimeout(5)
-a.settimeout(5)
+b.settimeout(60)
+a.settimeout(60)
 b.sendto(b"hello udp", a.getsockname())
 data, addr = a.recvfrom(100)
 assert data == b"hello udp"

@@ -10,8 +10,11 @@ begin
   raise "no timeout"
 rescue Timeout::Error
 end
-pid = fork { Signal.trap("TERM") { exit!(7) }; sleep 30 }
-sleep 0.2
+r, w = IO.pipe
+pid = fork { r.close; Signal.trap("TERM") { exit!(7) }; w.write("!"); w.close; sleep 30 }
+w.close
+raise "no trap in the child" unless r.read(1) == "!"   # TERM before the trap would kill it
+r.close
 Process.kill("TERM", pid)
 raise "term" unless Process.wait2(pid)[1].exitstatus == 7
 puts "OK"

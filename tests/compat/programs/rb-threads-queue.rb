@@ -17,5 +17,5 @@ ready = false
 t = Thread.new { m.synchronize { cv.wait(m) until ready } }
 sleep 0.05
 m.synchronize { ready = true; cv.signal }
-t.join(5) or raise "cv"
+t.join(60) or raise "cv"
 puts "OK"

@@ -9,7 +9,14 @@ c, _ = s.accept()
 c.sendall(c.recv(100).upper())
 c.close()
 PY
-for i in $(seq 100); do [ -e port ] && break; sleep 0.05; done
+py=$!
+# up to 60 s for the port file (python starts slowly on a busy machine);
+# a listener that died stops the wait at once
+deadline=$((SECONDS + 60))
+until [ -e port ]; do
+	kill -0 "$py" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ] || break
+	sleep 0.05
+done
 exec 3<>"/dev/tcp/127.0.0.1/$(cat port)"
 echo "bash tcp" >&3
 read -r reply <&3

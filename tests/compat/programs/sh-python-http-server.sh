@@ -5,8 +5,11 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 python3 -m http.server "$port" --bind 127.0.0.1 > server.log 2>&1 &
 srv=$!
 trap 'kill $srv 2>/dev/null || true' EXIT
-for i in $(seq 50); do
-	curl -s "http://127.0.0.1:$port/" > /dev/null 2>&1 && break
+# up to 60 s for the server to answer (python starts slowly on a busy
+# machine); a server that died stops the wait at once
+deadline=$((SECONDS + 60))
+until curl -s "http://127.0.0.1:$port/" > /dev/null 2>&1; do
+	kill -0 "$srv" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ] || break
 	sleep 0.1
 done
 curl -fsS "http://127.0.0.1:$port/index.txt" | grep -qx "hello from a file"
