@@ -324,8 +324,6 @@ static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *
 		if ((rc = sbx_run_add_input(&rp->run, r->files[i].name, r->files[i].data,
 					    r->files[i].len)) < 0)
 			goto io_fail;
-	if ((rc = sbx_run_make_out(&rp->run)) < 0)
-		goto io_fail;
 	pipeline_inputs(x, r, &rp->run, &rp->p, rp->names);
 	rp->p.argv = (char *const *const *)rp->argv;
 	return 0;

@@ -236,7 +236,8 @@ static void server_info(struct jbuf *b, const char *server_version)
 	jbuf_puts(b, "},\"instructions\":\"run_code runs one program in a sandbox and returns "
 		  "its stdout; run_markdown runs the fenced code blocks of a markdown text as a "
 		  "pipeline, each block's stdout feeding the next one's stdin. Nothing is kept "
-		  "between calls; files written under out/ come back with the result.\"");
+		  "between calls; files written under out/ (the code makes the directory: mkdir -p "
+		  "out) come back with the result.\"");
 }
 
 /* initialize: the revision asked when served, else the newest one with
@@ -278,8 +279,8 @@ static void tools_list(struct jbuf *b, const struct mcp_msg *m, const struct reg
 	result_open(b, m, 0);
 	jbuf_puts(b, "\"tools\":[{\"name\":\"run_code\",\"title\":\"Run code\",\"description\":"
 		  "\"Runs a program in a fresh sandbox (no network, nothing kept) and returns "
-		  "its stdout. Files it writes under out/ come back as images or embedded "
-		  "resources.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"language\":"
+		  "its stdout. Files it writes under out/ (it makes the directory: mkdir -p out) "
+		  "come back as images or embedded resources.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{\"language\":"
 		  "{\"type\":\"string\",\"enum\":[");
 	for (size_t i = 0; i < reg->n; i++)
 		if (reg->v[i].allowed) {

@@ -100,8 +100,8 @@ static int is_role(const char *r, const char *want)
 /* ---- files in user messages ---- */
 
 /* What the run's workdir may hold under a name a request chose: one
- * path component, not hidden, no control byte, not a name the run
- * itself uses (out/, the bag). */
+ * path component, not hidden, no control byte, not the bag's name (the
+ * only name the run itself takes there). */
 static const char *file_name_problem(const char *s)
 {
 	size_t n = strlen(s);
@@ -120,8 +120,6 @@ static const char *file_name_problem(const char *s)
 	}
 	if (!jstr_utf8_valid(s, n))
 		return "is not valid UTF-8";
-	if (!strcmp(s, SBX_OUT_DIR))
-		return "is \"out\", the directory the run's artifacts go to";
 	if (!strcmp(s, SBX_BAG_NAME))
 		return "is the name of the fleet_input bag";
 	return NULL;

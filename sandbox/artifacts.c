@@ -1,7 +1,8 @@
 /* A run's files in and out of its workdir. In: the request's files,
  * written before any block starts (nothing of the run exists yet to
  * race with). Out: the regular files the blocks left under /work/out,
- * read by the handler after every block has ended, from outside the
+ * a directory they make themselves when they want artifacts, read by
+ * the handler after every block has ended, from outside the
  * sandbox, where code had the last word on what is there (THREATS.md,
  * the supervisor reading sandbox-written files). So every name is
  * resolved with openat2 under the out directory (RESOLVE_BENEATH,
@@ -49,13 +50,12 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* NAME under dirfd ("": dirfd itself) to the ids the blocks run as. A
- * handler that is those ids already (its blocks map its own) may lack
- * the right to chown, and needs none. */
-static int give_to_blocks(const struct sbx_run *run, int dirfd, const char *name)
+/* The open file fd to the ids the blocks run as. A handler that is
+ * those ids already (its blocks map its own) may lack the right to
+ * chown, and needs none. */
+static int give_to_blocks(const struct sbx_run *run, int fd)
 {
-	if (fchownat(dirfd, name, run->pol.map_uid, run->pol.map_gid,
-		     *name ? AT_SYMLINK_NOFOLLOW : AT_EMPTY_PATH) == 0 ||
+	if (fchown(fd, run->pol.map_uid, run->pol.map_gid) == 0 ||
 	    (run->pol.map_uid == geteuid() && run->pol.map_gid == getegid()))
 		return 0;
 	return -errno;
@@ -76,26 +76,11 @@ int sbx_run_add_input(struct sbx_run *run, const char *name, const void *data,
 	/* the blocks' own file: theirs to change or remove */
 	rc = sbx_write_all(fd, data, len);
 	if (rc == 0)
-		rc = give_to_blocks(run, fd, "");
+		rc = give_to_blocks(run, fd);
 	if (rc == 0 && fchmod(fd, 0644) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
-	return rc;
-}
-
-int sbx_run_make_out(struct sbx_run *run)
-{
-	int wd, rc = 0;
-
-	wd = open(run->dir.work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (wd < 0)
-		return -errno;
-	if (mkdirat(wd, SBX_OUT_DIR, 0755) < 0)
-		rc = -errno;
-	else
-		rc = give_to_blocks(run, wd, SBX_OUT_DIR);
-	close(wd);
 	return rc;
 }
 

@@ -37,10 +37,11 @@ int sbx_run_add_bag(struct sbx_run *run, const void *data, size_t len);
  * uid, mode 0644) under a name the request parser checked; O_EXCL. */
 int sbx_run_add_input(struct sbx_run *run, const char *name, const void *data,
 		      size_t len);
-/* The empty /work/out, the blocks' own, made before any block starts. */
-int sbx_run_make_out(struct sbx_run *run);
 /* After every block has ended: what /work/out holds, read safely from
- * outside (sandbox/artifacts.c). The first max_count entries in name
+ * outside (sandbox/artifacts.c). The blocks make the directory when they
+ * want artifacts; nothing of the run's own takes a name in the workdir
+ * (a program may write a file named out): without a directory there,
+ * there are none. The first max_count entries in name
  * order carry their data while max_bytes lasts; the others say why
  * not. 0, or -errno (ENOMEM). Free with sbx_artifacts_free. */
 int sbx_run_artifacts(const struct sbx_run *run, size_t max_count, size_t max_bytes,

@@ -163,7 +163,7 @@ def scenario(t):
         part = {"type": "file", "file": {"filename": "in.txt", "file_data":
                 "data:text/plain;base64," + base64.b64encode(secret).decode()}}
         r = s.chat({"model": "codellm", "messages": [{"role": "user", "content": [
-            {"type": "text", "text": block("bash", "cp in.txt out/copy.txt; ln -s /etc out/l")}, part]}]})
+            {"type": "text", "text": block("bash", "mkdir -p out; cp in.txt out/copy.txt; ln -s /etc out/l")}, part]}]})
         digest = hashlib.sha256(secret).hexdigest()
         rid = field(r, "id")
         recs = by_id(records(s, until=lambda rs: any(x.get("CODELLM_REQUEST_ID") == rid for x in rs)), rid)

@@ -1474,8 +1474,9 @@ host_ok = os.stat("/etc/passwd") == HOST_PASSWD and (
     HOST_SHADOW is None or os.stat("/etc/shadow") == HOST_SHADOW)
 r7b = MAIN.run(pyblock("R['work'] = sorted(os.listdir('/work'))\nR['mode'] = oct(os.stat('/work').st_mode & 0o777)"))
 W7 = jcontent(r7b) or {}
-case(r7b, W7.get("work") == ["out"] and W7.get("mode") == "0o700" and host_ok,
-     "[7 files] the next run's /work holds only its empty out/ (0700) and host /etc/passwd, /etc/shadow are unchanged",
+case(r7b, W7.get("work") == [] and W7.get("mode") == "0o700" and host_ok,
+     "[7 files] the next run's /work is empty (0700; no out/ until a block makes it) and host /etc/passwd, "
+     "/etc/shadow are unchanged",
      (W7, host_ok))
 case(r7b, MAIN.leftovers() == [] and LIM.leftovers() == [],
      "[7 files] no run directory left in the servers' TMPDIR", (MAIN.leftovers(), LIM.leftovers()))
@@ -1512,6 +1513,7 @@ case(r7c, content(r7c) == bag + "\n",
 
 # the artifacts: after the run the handler reads /work/out from outside;
 # what the code planted there must not make it read anything else or block
+# (the run makes no out/: the code makes it, then plants)
 out_code = r"""
 import base64
 open("input.txt", "w").write("in")
@@ -1556,10 +1558,12 @@ case(r7e, base64.b64decode((F7E.get("out/ok.txt") or {}).get("data_b64", "")) ==
      and base64.b64decode((F7E.get("out/locked") or {}).get("data_b64", "")) == b"own file",
      "[7 files] the run's own regular files come back (a chmod 000 one too)",
      (F7E.get("out/ok.txt"), F7E.get("out/locked")))
-r7f = MAIN.run(pyblock('import shutil\nshutil.rmtree("out")\nos.symlink("/etc", "out")\nR["out"] = os.readlink("out")'))
+# out/ made with a file in it, then replaced
+MKOUT = 'import shutil\nos.makedirs("out", exist_ok=True)\nopen("out/x", "w").write("x")\nshutil.rmtree("out")\n'
+r7f = MAIN.run(pyblock(MKOUT + 'os.symlink("/etc", "out")\nR["out"] = os.readlink("out")'))
 case(r7f, r7f.status == 200 and field(r7f, "codellm", "files") is None,
      "[7 files] out/ replaced by a symlink to /etc: nothing is read through it", field(r7f, "codellm"))
-r7g = MAIN.run(pyblock('import shutil\nshutil.rmtree("out")\nos.mkfifo("out")\nR["out"] = "fifo"'))
+r7g = MAIN.run(pyblock(MKOUT + 'os.mkfifo("out")\nR["out"] = "fifo"'))
 case(r7g, r7g.status == 200 and field(r7g, "codellm", "files") is None,
      "[7 files] out/ replaced by a FIFO: the answer arrives, nothing listed", field(r7g, "codellm"))
 

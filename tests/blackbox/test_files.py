@@ -4,7 +4,10 @@
 image parts written into /work before the first block, /work/out's
 regular files back in codellm.files (run mode, streaming, agent mode,
 the debug routes), every bad name and every bound; the audit record's
-files are in test_audit.py.
+files are in test_audit.py. The run makes nothing in /work (issue 30):
+a block that wants artifacts makes out/ itself, and a program that
+writes a file named out (`> out`, `gcc -o out`, open("out", "w"))
+works as anywhere, with no artifacts.
 The supervisor-read tricks (symlinks, FIFOs, hard links in out/) are in
 the escape battery, class 7."""
 import base64
@@ -57,6 +60,7 @@ def data_of(f):
 BIN = bytes(range(256)) * 64 + b"\x00\xff\r\n"          # every byte value
 PNG = bytes.fromhex("89504e470d0a1a0a") + os.urandom(300)
 COPY = block("python", "import hashlib, os, shutil\n"
+             "os.makedirs('out', exist_ok=True)\n"
              "for n in sorted(os.listdir('.')):\n"
              "    if os.path.isfile(n):\n"
              "        shutil.copy(n, 'out/' + n)\n"
@@ -92,7 +96,7 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
     t.eq(field(r, "choices", 0, "finish_reason"), "stop", "finish_reason is the run's (stop)")
 
     # the artifacts' total bound: what does not fit is listed, no data
-    big = block("python", "import os\nopen('out/a.bin','wb').write(os.urandom(30000))\n"
+    big = block("python", "import os\nos.makedirs('out', exist_ok=True)\nopen('out/a.bin','wb').write(os.urandom(30000))\n"
                 "open('out/b.bin','wb').write(os.urandom(30000))\nopen('out/c.txt','w').write('small')")
     F = files_of(chat(user(big)))
     t.ok("data_b64" in F.get("out/a.bin", {}) and F.get("out/b.bin", {}).get("omitted") == "over --max-artifact-bytes"
@@ -105,20 +109,54 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
     r = chat(user(block("bash", "echo nothing")))
     t.ok(r.status == 200 and field(r, "codellm", "files") is None,
          "a run that writes nothing to out/: no files member")
+    r = chat(user(block("bash", "mkdir -p out; echo made")))
+    t.ok(r.status == 200 and content(r) == "made\n" and field(r, "codellm", "files") is None,
+         "a run that makes out/ and leaves it empty: no files member", r.body[:600])
+
+    # ---- the run makes nothing in /work: "out" is the program's (issue 30) ----------
+    r = chat(user(block("bash", "test -e out; echo $?; ls -A")))
+    t.ok(r.status == 200 and content(r) == "1\n" and field(r, "codellm", "files") is None,
+         "a run that never makes out/: there is no /work/out during the run (test -e out fails, "
+         "/work is empty) and no files member", r.body[:600])
+    r = chat(user(block("bash", "nohup sh -c 'echo hup' > out; cat out")))
+    t.ok(r.status == 200 and content(r) == "hup\n" and field(r, "codellm", "files") is None,
+         "bash: nohup sh -c 'echo hup' > out; cat out answers hup (out is a file: no files member)",
+         r.body[:800])
+    gcc = ("cat > x.c <<'EOF'\n#include <stdio.h>\nint main(void) { puts(\"built\"); return 0; }\nEOF\n"
+           "gcc x.c -o out && ./out && test -f out && test -x out && echo file")
+    r = chat(user(block("bash", gcc)))
+    t.ok(r.status == 200 and content(r) == "built\nfile\n" and field(r, "codellm", "files") is None,
+         "gcc x.c -o out builds a program named out in /work and ./out runs it (no files member)",
+         r.body[:1500])
+    r = chat(user(block("python", "import os\nwith open('out', 'w') as f:\n    f.write('py\\n')\n"
+                                  "print(open('out').read(), end='')\nprint(os.path.isfile('out'))")))
+    t.ok(r.status == 200 and content(r) == "py\nTrue\n" and field(r, "codellm", "files") is None,
+         "python: open('out', 'w') writes a file named out and reads it back (no files member)",
+         r.body[:800])
+    r = chat(user(block("bash", "ln -s /etc out; readlink out")))
+    t.ok(r.status == 200 and content(r) == "/etc\n" and field(r, "codellm", "files") is None,
+         "ln -s /etc out: out is the block's symlink, nothing is read through it, the answer "
+         "arrives with no files member", r.body[:800])
+    r = chat(user(block("bash", "test -f out && test ! -d out && cat out"), file_part("out", b"in a file named out\n")))
+    t.ok(r.status == 200 and content(r) == "in a file named out\n" and field(r, "codellm", "files") is None,
+         "an input file named \"out\" is accepted: a regular file in /work the block reads; "
+         "no artifacts", r.body[:800])
 
     # ---- a three-block pipeline ------------------------------------------------------
-    pipe = (block("bash", "cat data.txt; ls out | wc -l") +
-            block("python", "import sys\nd = sys.stdin.read()\nprint(d.upper(), end='')\nopen('out/mid.txt','w').write(d)") +
-            block("bash", "cat; cat data.txt"))
+    pipe = (block("bash", "cat data.txt; test -e out; echo $?") +
+            block("python", "import os, sys\nd = sys.stdin.read()\nprint(d.upper(), end='')\n"
+                  "os.makedirs('out', exist_ok=True)\nopen('out/mid.txt','w').write(d)") +
+            block("bash", "cat; ls out; cat data.txt"))
     r = chat(user(pipe, file_part("data.txt", b"shared\n")))
     F = files_of(r)
     t.eq((content(r), sorted(F), data_of(F.get("out/mid.txt"))),
-         ("SHARED\n0\nshared\n", ["out/mid.txt"], b"shared\n0\n"),
-         "a three-block pipeline: every block sees the file, out/ starts empty, the middle block's "
-         "artifact comes back though the last block writes nothing")
+         ("SHARED\n1\nmid.txt\nshared\n", ["out/mid.txt"], b"shared\n1\n"),
+         "a three-block pipeline: every block sees the file, out/ does not exist until the middle "
+         "block makes it, the last block sees it, and the middle block's artifact comes back though "
+         "the last block writes nothing")
 
     # ---- streaming and agent mode -------------------------------------------------
-    r = chat(user(block("python", "open('out/s.txt','w').write(open('in.txt').read() * 2)\nprint('streamed')"),
+    r = chat(user(block("python", "import os\nos.makedirs('out', exist_ok=True)\nopen('out/s.txt','w').write(open('in.txt').read() * 2)\nprint('streamed')"),
                   file_part("in.txt", b"ab")), stream=True)
     ev = [json.loads(e[6:]) for e in r.body.decode().split("\n\n") if e.startswith("data: {")]
     carriers = [e for e in ev if (e.get("codellm") or {}).get("files")]
@@ -128,7 +166,7 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
          "stream: the final event before [DONE] carries codellm.files", r.body[-600:])
     tools = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
              for n in ("write_note", "patch_note", "finish")]
-    agent = block("python", "import json\nopen('out/report.md','w').write('# r\\n')\n"
+    agent = block("python", "import json, os\nos.makedirs('out', exist_ok=True)\nopen('out/report.md','w').write('# r\\n')\n"
                   "print(json.dumps({'changes':[{'path':'n.md','content':open('in.txt').read()}],'answer':'ok'}))")
     r = chat(user(agent, file_part("in.txt", b"from the file")), tools=tools)
     calls = field(r, "choices", 0, "message", "tool_calls") or []
@@ -140,7 +178,7 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
 
     # ---- bad names and bounds ----------------------------------------------------------
     def refused(parts, status, code, needle, desc):
-        r = chat(user(block("bash", "touch out/ran"), *parts))
+        r = chat(user(block("bash", "mkdir -p out; touch out/ran"), *parts))
         e = r.error() or {}
         t.ok(r.status == status and e.get("code") == code and needle in (e.get("message") or "")
              and field(r, "codellm") is None,
@@ -148,7 +186,7 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
 
     for name, why in (("a/b.txt", "holds a '/'"), ("../x", "starts with a dot"), ("x/../y", "holds a '/'"), ("..", "starts with a dot"),
                       (".hidden", "starts with a dot"), ("", "is empty"), ("tab\there", "control byte"),
-                      ("nl\n", "control byte"), ("out", "\"out\""), ("fleet_input.json", "bag"),
+                      ("nl\n", "control byte"), ("fleet_input.json", "bag"),
                       ("x" * 256, "longer than 255")):
         refused([file_part(name, b"x")], 400, "invalid_file_name", why, "file name %r" % name[:20])
     refused([file_part("same.txt", b"1"), file_part("same.txt", b"2")], 400, "invalid_file_name",
@@ -179,8 +217,8 @@ with Server("--timeout", "30", "--max-input-files", "4", "--max-input-file-bytes
 
 # ---- the debug routes: the same parts as "files", the artifacts in the result
 with Server("--timeout", "30", "--debug") as s:
-    md = (block("bash", "wc -c < in.bin > out/count.txt; cat in.bin") +
-          block("python", "import sys\nopen('out/last.bin','wb').write(sys.stdin.buffer.read()[::-1])"))
+    md = (block("bash", "mkdir -p out; wc -c < in.bin > out/count.txt; cat in.bin") +
+          block("python", "import os, sys\nos.makedirs('out', exist_ok=True)\nopen('out/last.bin','wb').write(sys.stdin.buffer.read()[::-1])"))
     body = {"body": md, "files": [file_part("in.bin", BIN)]}
     rb = s.request("POST", "/debug/run-block", dict(body, block=0))
     rp = s.request("POST", "/debug/run-pipeline", body)

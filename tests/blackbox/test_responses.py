@@ -139,7 +139,8 @@ with Server() as s:
     data = "line one\nline two\n"
     r = post(s, {"model": "codellm", "input": [{"role": "user", "content": [
         {"type": "input_text", "text": block(
-            "python", "d = open('in.txt').read()\nopen('out/up.txt','w').write(d.upper())\n"
+            "python", "import os\nd = open('in.txt').read()\nos.makedirs('out', exist_ok=True)\n"
+            "open('out/up.txt','w').write(d.upper())\n"
             "print(len(d))")},
         {"type": "input_file", "filename": "in.txt",
          "file_data": "data:text/plain;base64," + base64.b64encode(data.encode()).decode()},

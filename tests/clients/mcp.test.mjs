@@ -79,7 +79,8 @@ test('a failing run is a result with isError, and an image artifact an image par
     name: 'run_code',
     arguments: {
       language: 'node',
-      code: `require("fs").writeFileSync("out/chart.png", Buffer.from("${png.toString('base64')}", "base64"))`,
+      code: `const fs = require("fs"); fs.mkdirSync("out", { recursive: true }); `
+        + `fs.writeFileSync("out/chart.png", Buffer.from("${png.toString('base64')}", "base64"))`,
     },
   });
   const img = r.content.find((p) => p.type === 'image');

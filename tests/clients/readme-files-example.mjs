@@ -7,12 +7,13 @@ const client = new OpenAI({
 });
 const csv = "month,sales\nJan,120\nFeb,135\nMar,160\nApr,150\n";
 const code = `\`\`\`python
-import csv, matplotlib
+import csv, matplotlib, os
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 rows = list(csv.DictReader(open("sales.csv")))
 plt.figure(figsize=(4, 3), dpi=100)
 plt.bar([r["month"] for r in rows], [int(r["sales"]) for r in rows])
+os.makedirs("out", exist_ok=True)
 plt.savefig("out/chart.png")
 print(len(rows), "months")
 \`\`\``;

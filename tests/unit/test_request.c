@@ -916,6 +916,63 @@ static void check_values(void)
 	}
 }
 
+/* The names a file part may take (codellm.7 "FILES"): "out" is the
+ * request's like any plain name (the run makes nothing in the workdir,
+ * issue 30), the bag's name is the one the run takes. */
+static void check_file_names(void)
+{
+	static const struct req_limits lim = { .max_blocks = 16, .max_skipped = 16, .max_files = 4,
+					       .max_file_bytes = 1024, .max_files_bytes = 4096 };
+	static const struct {
+		const char *name;
+		const char *refused;	/* NULL: accepted; else a substring of the message */
+	} cases[] = {
+		{ "out", NULL },
+		{ "out.txt", NULL },
+		{ "output", NULL },
+		{ "fleet_input.json", "bag" },
+		{ ".out", "starts with a dot" },
+		{ "out/x", "holds a '/'" },
+	};
+	struct registry reg;
+	char err[64];
+
+	reg_init(&reg);
+	reg_allow(&reg, ALL, err, sizeof err);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct jbuf b = {0};
+		struct guarded g;
+		struct chat_request r;
+		struct req_error e;
+		int rc;
+
+		jbuf_puts(&b, "{\"model\":\"gpt-4\",\"messages\":[{\"role\":\"user\",\"content\":["
+			      "{\"type\":\"text\",\"text\":\"```sh\\ncat out\\n```\"},"
+			      "{\"type\":\"file\",\"file\":{\"filename\":\"");
+		jbuf_puts(&b, cases[i].name);
+		jbuf_puts(&b, "\",\"file_data\":\"data:text/plain;base64,aGkK\"}}]}]}");
+		if (!jbuf_cstr(&b))
+			abort();
+		rc = req_parse(guard_copy(&g, b.p, b.len), b.len, &reg, &lim, &r, &e);
+		if (!cases[i].refused) {
+			if (!tap_ok(rc == 0 && r.nfiles == 1 && !strcmp(r.files[0].name, cases[i].name) &&
+				    r.files[0].len == 3 && !memcmp(r.files[0].data, "hi\n", 3) &&
+				    r.nblocks == 1, "a file named \"%s\" is accepted, its bytes kept",
+				    cases[i].name))
+				tap_diag("rc %d: %s", rc, rc ? e.message : "");
+		} else if (!tap_ok(rc == -1 && e.status == 400 && streq(e.code, "invalid_file_name") &&
+				   strstr(e.message, cases[i].refused),
+				   "a file named \"%s\" → 400 invalid_file_name (%s)", cases[i].name,
+				   cases[i].refused)) {
+			tap_diag("rc %d: %s", rc, rc ? e.message : "");
+		}
+		req_free(&r);
+		guard_free(&g);
+		jbuf_free(&b);
+	}
+	reg_free(&reg);
+}
+
 /* A request struct is reusable: req_free leaves it zeroed. */
 static void check_free_twice(void)
 {
@@ -944,6 +1001,7 @@ int main(void)
 	check_prefixes();
 	check_limits();
 	check_values();
+	check_file_names();
 	check_free_twice();
 	return tap_done();
 }

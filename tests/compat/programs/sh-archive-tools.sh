@@ -4,7 +4,6 @@ mkdir -p proj/src
 for i in $(seq 1 20); do echo "line $i $((i % 3))" >> proj/src/data.txt; done
 tar czf proj.tgz proj
 tar tzf proj.tgz | grep -q proj/src/data.txt
-# not "out": that directory exists from the start (codellm.7, FILES)
 mkdir unpacked && tar xzf proj.tgz -C unpacked
 cmp proj/src/data.txt unpacked/proj/src/data.txt
 gzip -k proj/src/data.txt && gunzip -c proj/src/data.txt.gz | wc -l | grep -qx 20
