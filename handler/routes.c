@@ -171,8 +171,10 @@ int take_slot(struct ctx *x)
 	unsigned idx;
 	int fd;
 
-	if (slot_dir(dir, sizeof dir) < 0)
+	if ((fd = slot_dir(dir, sizeof dir)) < 0) {
+		errno = -fd;
 		goto unusable;
+	}
 	fd = sbx_slot_take(dir, (unsigned)opt.max_concurrent, &idx);
 	if (fd == -EBUSY) {
 		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
@@ -191,8 +193,9 @@ int take_slot(struct ctx *x)
 	x->slot = (int)idx;
 	return 0;
 unusable:
-	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s\n", x->id,
-		dir, strerror(errno));
+	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s (it must be "
+		"the service user's, or one where it may make its own private subdirectory: "
+		"--runtime-dir)\n", x->id, dir, strerror(errno));
 	return refuse(x, REF_MISCONFIGURED, NULL,
 		    "the server cannot take a run slot; see its journal");
 }

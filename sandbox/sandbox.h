@@ -158,7 +158,11 @@ void sbx_pipeline_free(struct sbx_pipeline *p);
 int sbx_slot_take(const char *dir, unsigned n, unsigned *ret_index);
 
 /* The slot directory: `configured` (--runtime-dir), else the first path
- * of $RUNTIME_DIRECTORY, else /run/codellm; created 0700 when missing. */
+ * of $RUNTIME_DIRECTORY, else /run/codellm; created 0700 when missing.
+ * When it belongs to another user (a container's tmpfs, an emptyDir),
+ * its subdirectory codellm-EUID instead (dir is rewritten): there
+ * already (copied up from an image), or made 0700 where this user may;
+ * refused when it is not this user's alone. 0, or -errno. */
 int sbx_slot_dir(const char *configured, char *dir, size_t len);
 
 /* A small file every instance shares in the slot directory (/healthz's

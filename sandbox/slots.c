@@ -79,18 +79,58 @@ int sbx_slot_take(const char *dir, unsigned n, unsigned *ret_index)
 	return rc;
 }
 
+/* A directory of the caller's own, private: opened without following a
+ * final link, owned by the euid, no permission for group or others. */
+static int own_private_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (st.st_uid != geteuid() || (st.st_mode & 077))
+		rc = -EPERM;
+	close(fd);
+	return rc;
+}
+
 int sbx_slot_dir(const char *configured, char *dir, size_t len)
 {
 	const char *rd = getenv("RUNTIME_DIRECTORY");
+	struct stat st;
+	size_t n;
 
 	if (configured)
-		snprintf(dir, len, "%s", configured);
+		n = (size_t)snprintf(dir, len, "%s", configured);
 	else if (rd && *rd == '/')
 		/* systemd passes one path per RuntimeDirectory=, ':'-separated */
-		snprintf(dir, len, "%.*s", (int)strcspn(rd, ":"), rd);
+		n = (size_t)snprintf(dir, len, "%.*s", (int)strcspn(rd, ":"), rd);
 	else
-		snprintf(dir, len, "/run/codellm");
-	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
+		n = (size_t)snprintf(dir, len, "/run/codellm");
+	if (n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (st.st_uid == geteuid())
+		return 0;
+	/* Not ours: a directory made for whoever runs here (a container
+	 * runtime's tmpfs over the image's directory, root's, with the
+	 * image's entries copied up; a Kubernetes emptyDir). The slots live
+	 * in a subdirectory of this user's own: one the image holds, or one
+	 * made here where this user may make entries. It must be private
+	 * and its own: one that somebody else made first, or made a link,
+	 * makes the directory unusable, never shared. */
+	if (n + sizeof "/codellm-4294967295" > len)
+		return -ENAMETOOLONG;
+	snprintf(dir + n, len - n, "/codellm-%u", (unsigned)geteuid());
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return own_private_dir(dir);
 }
 
 long sbx_wall_ms(void)

@@ -6,7 +6,10 @@ N+1 simultaneous runs give exactly one 429 and nothing runs for it."""
 import fcntl
 import os
 import signal
+import shutil
+import stat
 import sys
+import tempfile
 import threading
 import time
 
@@ -147,6 +150,58 @@ with Server("--max-concurrent", "1", env={"CODELLM_RUNTIME_DIR": "/proc/nonexist
     r = s.run(block("bash", "echo x"))
     t.eq((r.status, (r.error() or {}).get("code")), (503, "server_misconfigured"),
          "an unusable slot directory: 503 server_misconfigured, nothing runs")
+
+# ---- a runtime directory made for anyone (a container's tmpfs, root's, mode
+# 1777 from the image; an emptyDir): the handler, not its owner, keeps its
+# slots in a private subdirectory of its own, and refuses one it did not make
+if os.geteuid() == 0:
+    shared = tempfile.mkdtemp(prefix="codellm-shared-run-")
+    os.chmod(shared, 0o1777)
+    with unprivileged_server("--max-concurrent", "2", env={"CODELLM_RUNTIME_DIR": shared}) as s:
+        r = s.run(block("bash", "echo in-subdir"))
+        sub = os.path.join(shared, "codellm-%d" % NOBODY)
+        st = os.lstat(sub) if os.path.lexists(sub) else None
+        t.ok(r.status == 200 and content(r) == "in-subdir\n" and st is not None
+             and stat.S_ISDIR(st.st_mode) and st.st_uid == NOBODY and stat.S_IMODE(st.st_mode) == 0o700
+             and "slot.0" in os.listdir(sub) and sorted(os.listdir(shared)) == ["codellm-%d" % NOBODY],
+             "a root-owned 1777 runtime directory: a non-root handler runs, its slots in its own "
+             "private codellm-%d (0700)" % NOBODY,
+             (repr(r)[:300], st and (st.st_uid, oct(st.st_mode)), sorted(os.listdir(shared))))
+        r = s.request("GET", "/healthz")
+        t.ok(r.status == 200 and "healthz.cache" in os.listdir(sub),
+             "… and /healthz keeps its shared check there too", sorted(os.listdir(sub)))
+    shutil.rmtree(shared)
+    # the subdirectory made first by somebody else (root here), or a link:
+    # never used
+    for what, make in (("another user's", lambda p: os.mkdir(p, 0o700)),
+                       ("a symbolic link", lambda p: os.symlink("/tmp", p)),
+                       ("open to others", lambda p: (os.mkdir(p), os.chown(p, NOBODY, NOBODY),
+                                                     os.chmod(p, 0o755)))):
+        shared = tempfile.mkdtemp(prefix="codellm-shared-run-")
+        os.chmod(shared, 0o1777)
+        make(os.path.join(shared, "codellm-%d" % NOBODY))
+        with unprivileged_server("--max-concurrent", "2", env={"CODELLM_RUNTIME_DIR": shared}) as s:
+            r = s.run(block("bash", "echo never"))
+            log = s.log_text()
+        t.ok(r.status == 503 and (r.error() or {}).get("code") == "server_misconfigured"
+             and "is unusable" in log and "codellm-%d" % NOBODY in log,
+             "a private subdirectory that is %s: 503 server_misconfigured, nothing runs, the "
+             "log names it" % what, (repr(r)[:300], log[-600:]))
+        shutil.rmtree(shared)
+    # root's and closed to the handler (the trap of the issue: a tmpfs
+    # copying 0700 from the image)
+    shared = tempfile.mkdtemp(prefix="codellm-closed-run-")
+    os.chmod(shared, 0o700)
+    with unprivileged_server("--max-concurrent", "2", env={"CODELLM_RUNTIME_DIR": shared}) as s:
+        r = s.run(block("bash", "echo never"))
+        log = s.log_text()
+    t.ok(r.status == 503 and (r.error() or {}).get("code") == "server_misconfigured"
+         and "Permission denied" in log and "--runtime-dir" in log,
+         "root's 0700 runtime directory: 503 server_misconfigured, and the log says why and "
+         "where to look", (repr(r)[:300], log[-600:]))
+    shutil.rmtree(shared)
+else:
+    t.skip("runtime directories made for anyone", "needs root to make them")
 
 # ---- a lone block runs as soon as it is set up (its go byte is sent
 # early): it may end, and its init send the end record, before the

@@ -34,6 +34,7 @@ import os
 import re
 import resource
 import shutil
+import stat
 import signal
 import subprocess
 import sys
@@ -145,7 +146,11 @@ class Container(Server):
     """The image in a container, published on 127.0.0.1:port; the
     request helpers are the harness's (they only need .port)."""
 
-    def __init__(self, label, profile, env=None, args=()):
+    # the run slots' tmpfs as README.md gives it: the service user's own
+    SLOTS_README = ["--mount", "type=tmpfs,destination=/run/codellm,tmpfs-size=1m,"
+                               "tmpfs-mode=0700,chown=true"]
+
+    def __init__(self, label, profile, env=None, args=(), slots=SLOTS_README):
         self.name = "codellm-test-%s-%s" % (U, label)
         self.port = free_port()
         self.profile = profile
@@ -155,9 +160,7 @@ class Container(Server):
                      "--uidmap", "0:%d:65536" % HOST_BASE, "--gidmap", "0:%d:65536" % HOST_BASE,
                      "--security-opt", "seccomp=" + profile,
                      "--security-opt", "unmask=ALL",
-                     "--read-only",
-                     "--mount", "type=tmpfs,destination=/run/codellm,tmpfs-size=1m,"
-                                "tmpfs-mode=0700,chown=true",
+                     "--read-only"] + list(slots) + [
                      "--volume", KEYDIR + ":/run/secrets/codellm:ro",
                      "--network", "slirp4netns:port_handler=slirp4netns",
                      "--publish", "127.0.0.1:%d:8089" % self.port,
@@ -590,6 +593,34 @@ t.ok(ps.returncode == 0 and el < 30 and state == "exited" and not os.path.exists
      "podman stop ends the container in %.1f s, without waiting out its --time 60 (stop signal "
      "SIGKILL to systemd-socket-activate)" % el, (ps.stderr, state))
 MAIN.stop()
+
+# ---- the obvious tmpfs: `podman run --tmpfs /run/codellm` --------------------------------
+# podman mounts a root-owned tmpfs there that the handler (10001) cannot
+# write, with a copy of the image's entries: the handler's private
+# codellm-10001, where its slots then live
+TMPFS = Container("tmpfs", PROFILE, slots=["--tmpfs", "/run/codellm"])
+if start(TMPFS):
+    try:
+        rh = TMPFS.request("GET", "/healthz")
+        rn = TMPFS.run("print('on a plain tmpfs')", model="python")
+        root = "/proc/%d/root/run/codellm" % (TMPFS.pid1 or 0)
+        try:
+            top = os.stat(root)
+            sub = os.lstat(root + "/codellm-%d" % UID)
+            slots = sorted(os.listdir(root + "/codellm-%d" % UID))
+        except OSError as e:
+            top = sub = None
+            slots = repr(e)
+        t.ok(rh.status == 200 and content(rn) == "on a plain tmpfs\n"
+             and top is not None and top.st_uid == HOST_BASE and not (top.st_mode & 0o022)
+             and sub is not None and stat.S_ISDIR(sub.st_mode) and sub.st_uid == HOST_BASE + UID
+             and stat.S_IMODE(sub.st_mode) == 0o700 and "slot.0" in slots,
+             "--tmpfs /run/codellm (root's, not writable by the handler): /healthz 200 and a run "
+             "work; the slots live in the handler's private codellm-%d (0700, its own)" % UID,
+             (rh.status, diag_of(rn), top and (top.st_uid, oct(top.st_mode)),
+              sub and (sub.st_uid, oct(sub.st_mode)), slots))
+    finally:
+        TMPFS.stop()
 
 # ---- (d) the runtime's default profiles: fail closed -------------------------------------
 def fail_closed(label, profile, desc):
