@@ -47,36 +47,70 @@ static void block(uint32_t h[8], const unsigned char *p)
 	h[4] += e; h[5] += f; h[6] += g; h[7] += k;
 }
 
-void sha256_hex(const void *data, size_t len, char hex[65])
+void sha256_init(struct sha256 *c)
 {
-	static const char digits[] = "0123456789abcdef";
-	uint32_t h[8] = {
+	static const uint32_t h0[8] = {
 		0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 		0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 	};
-	const unsigned char *p = data;
-	unsigned char tail[128];
-	size_t rest = len % 64, full = len - rest, tlen;
-	uint64_t bits = (uint64_t)len * 8;
 
-	for (size_t i = 0; i < full; i += 64)
-		block(h, p + i);
-	memset(tail, 0, sizeof tail);
-	if (rest)
-		memcpy(tail, p + full, rest);
-	tail[rest] = 0x80;
-	tlen = rest + 1 + 8 <= 64 ? 64 : 128;
+	memcpy(c->h, h0, sizeof h0);
+	c->n = 0;
+	c->len = 0;
+}
+
+void sha256_update(struct sha256 *c, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	c->len += len;
+	if (c->n) {
+		size_t take = 64 - c->n < len ? 64 - c->n : len;
+
+		memcpy(c->buf + c->n, p, take);
+		c->n += take;
+		p += take;
+		len -= take;
+		if (c->n < 64)
+			return;
+		block(c->h, c->buf);
+		c->n = 0;
+	}
+	for (; len >= 64; p += 64, len -= 64)
+		block(c->h, p);
+	memcpy(c->buf, p, len);
+	c->n = len;
+}
+
+void sha256_final_hex(struct sha256 *c, char hex[65])
+{
+	static const char digits[] = "0123456789abcdef";
+	uint64_t bits = c->len * 8;
+	unsigned char tail[128] = { 0 };
+	size_t tlen = c->n + 1 + 8 <= 64 ? 64 : 128;
+
+	memcpy(tail, c->buf, c->n);
+	tail[c->n] = 0x80;
 	for (int i = 0; i < 8; i++)
 		tail[tlen - 1 - i] = (unsigned char)(bits >> (8 * i));
-	block(h, tail);
+	block(c->h, tail);
 	if (tlen == 128)
-		block(h, tail + 64);
+		block(c->h, tail + 64);
 	for (int i = 0; i < 8; i++)
 		for (int j = 0; j < 4; j++) {
-			unsigned char byte = (unsigned char)(h[i] >> (24 - 8 * j));
+			unsigned char byte = (unsigned char)(c->h[i] >> (24 - 8 * j));
 
 			hex[8 * i + 2 * j] = digits[byte >> 4];
 			hex[8 * i + 2 * j + 1] = digits[byte & 15];
 		}
 	hex[64] = '\0';
+}
+
+void sha256_hex(const void *data, size_t len, char hex[65])
+{
+	struct sha256 c;
+
+	sha256_init(&c);
+	sha256_update(&c, data, len);
+	sha256_final_hex(&c, hex);
 }

@@ -154,6 +154,13 @@ static int mirror(const char *host, const char *dst, unsigned char type,
 	return 0;
 }
 
+/* path under the blocks' system trees: the host's, or an
+ * environment's (pol->sysroot) */
+static void sys_path(const struct sbx_policy *pol, const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", pol->sysroot ? pol->sysroot : "", path);
+}
+
 static int build_etc(const struct sbx_policy *pol)
 {
 	static const char passwd[] =
@@ -161,6 +168,7 @@ static int build_etc(const struct sbx_policy *pol)
 		"nobody:x:65534:65534:nobody:" SBX_IN_WORK ":/usr/sbin/nologin\n";
 	static const char group[] = "root:x:0:\ntty:x:5:\nnogroup:x:65534:\n";
 	static const char hosts[] = "127.0.0.1\tlocalhost codellm\n::1\tlocalhost ip6-localhost\n";
+	char etc[PATH_MAX];
 	DIR *dir;
 	struct dirent *e;
 	int rc;
@@ -186,16 +194,17 @@ static int build_etc(const struct sbx_policy *pol)
 	if (pol->allow_network &&
 	    (rc = mirror("/etc/resolv.conf", "etc/resolv.conf", DT_UNKNOWN, 0)) < 0)
 		return rc;
-	dir = opendir("/etc");
+	sys_path(pol, "/etc", etc, sizeof etc);
+	dir = opendir(etc);
 	if (!dir)
 		return -errno;
 	while ((e = readdir(dir))) {
-		char host[PATH_MAX], dst[PATH_MAX];
+		char host[PATH_MAX + 256], dst[PATH_MAX];
 
 		for (const char *const *k = etc_keep; *k; k++) {
 			if (fnmatch(*k, e->d_name, 0))
 				continue;
-			snprintf(host, sizeof host, "/etc/%s", e->d_name);
+			snprintf(host, sizeof host, "%s/%s", etc, e->d_name);
 			snprintf(dst, sizeof dst, "etc/%s", e->d_name);
 			if ((rc = mirror(host, dst, e->d_type, 0)) < 0) {
 				closedir(dir);
@@ -435,7 +444,10 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 	 * cover connect() to a pathname socket). */
 	*ret_sys_dirs = 0;
 	for (unsigned k = 0; sbx_sys_dirs[k]; k++) {
-		if ((rc = mirror(sbx_sys_dirs[k], sbx_sys_dirs[k] + 1, DT_UNKNOWN, ATTR_HOST)) < 0)
+		char src[PATH_MAX];
+
+		sys_path(pol, sbx_sys_dirs[k], src, sizeof src);
+		if ((rc = mirror(src, sbx_sys_dirs[k] + 1, DT_UNKNOWN, ATTR_HOST)) < 0)
 			return rc;
 		*ret_sys_dirs |= (unsigned)rc << k;
 	}

@@ -198,6 +198,12 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	pol->shm_bytes = cfg->shm_bytes;
 	pol->layers = cfg->mode == SBX_OFF ? 0 : SBX_ALL_LAYERS;
 	pol->net = SBX_NET_HOST;
+	pol->sysroot = cfg->sysroot;
+	/* an environment is the blocks' root: without one (--sandbox off)
+	 * they would run on the host's trees, which nobody asked for */
+	if (cfg->sysroot && !(pol->layers & SBX_BIT(SBX_L_ROOT)))
+		return fail(SBX_L_ROOT, ENOTSUP, &e, "root: an environment's trees are bound "
+			    "into the block's own root, which --sandbox off does not build");
 	if (cfg->mode != SBX_OFF) {
 		if ((rc = choose_network(run, cfg, &e)) < 0 ||
 		    (rc = take_identity(run, cfg, &e)) < 0)

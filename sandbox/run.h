@@ -16,6 +16,8 @@ struct sbx_config {
 	uid_t run_uid;			/* a root handler's uid for this run, or -1 */
 	unsigned share;			/* runs that may share the uid (--max-concurrent) */
 	const char *tmp_parent;		/* run directories without the workdir layer */
+	const char *sysroot;		/* an environment's tree (sbx_env.root) the
+					 * blocks get as their system trees, or NULL */
 };
 
 struct sbx_run {

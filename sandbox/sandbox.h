@@ -4,6 +4,7 @@
 #ifndef CODELLM_SANDBOX_H
 #define CODELLM_SANDBOX_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -46,6 +47,9 @@ struct sbx_policy {
 	const char *roots;		/* per-block root mount points */
 	const char *tmp;		/* handler's view of the run's /tmp */
 	int has_bag;			/* code/fleet_input.json exists */
+	const char *sysroot;		/* an environment's tree the blocks get as
+					 * their system trees and /etc, or NULL: the
+					 * host's */
 	unsigned long long shm_bytes;	/* each block's /dev/shm and SysV shm */
 	struct sbx_run_files files;
 };
@@ -178,5 +182,49 @@ ssize_t sbx_shared_read(int fd, long max_age_ms, char *buf, size_t len, long *at
  * instance writes. */
 void sbx_shared_write(int fd, long at, const char *data, size_t len);
 long sbx_wall_ms(void);
+
+/* ---- environments (sandbox/env.c) ---- */
+
+/* An environment's name: [a-z0-9][a-z0-9._-]*, at most this long. */
+#define SBX_ENV_NAME_MAX 63
+int sbx_env_name_ok(const char *name);
+
+/* An environment, ENVS/NAME: its directory (real path), its tree (root/,
+ * what blocks get as their system trees) and manifest.json, and the key
+ * a full verification is kept under: the identity (device, inode,
+ * change time, size, mode) of the manifest, the tree's directory and its
+ * top-level entries, which changes when any of them is replaced, moved,
+ * or given another owner or mode. */
+struct sbx_env {
+	char dir[PATH_MAX];
+	char root[PATH_MAX + 8];
+	char manifest[PATH_MAX + 16];
+	char key[1024];
+};
+
+/* The checks every use makes: NAME is a name, ENVS/NAME and every
+ * directory above it, the manifest, root/ and its top-level entries
+ * belong to root and nobody else may write them (a sticky directory,
+ * as /tmp, may be above), and the directories are searchable by all. 0,
+ * or -errno (-ENOENT: no such environment) with the reason in why. */
+int sbx_env_open(const char *envs, const char *name, struct sbx_env *ret, char *why,
+		 size_t whylen);
+
+/* Every entry of the tree's top-level entries that blocks get (the bin,
+ * lib and sbin entries, etc, usr), depth first in bytewise name order,
+ * fed to sink as records: type ('d', 'f', 'l'), mode in octal, owner,
+ * group and the path relative to the tree, each ended by a NUL, then a
+ * regular file's size (decimal, NUL) and bytes, or a link's target and
+ * a NUL. The caller hashes the stream: that is the tree's digest.
+ * An entry that is not root's, that others may write, that not all may
+ * read (a directory: search), or that is not a directory, regular file
+ * or symbolic link ends the walk with -EPERM and the reason in why. */
+typedef void (*sbx_env_sink)(void *ctx, const void *data, size_t len);
+int sbx_env_walk(const char *root, sbx_env_sink sink, void *ctx, char *why, size_t whylen);
+
+/* Whether the bare program name resolves in the tree as a block's PATH
+ * (/usr/local/bin, /usr/bin, /bin) resolves it there, to an executable
+ * regular file (links followed inside the tree only). */
+int sbx_env_has_program(const char *root, const char *name);
 
 #endif

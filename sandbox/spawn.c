@@ -617,8 +617,12 @@ int sbx_pipeline_start(struct sbx_pipeline *p)
 		if (rc == 0 || p->pol->mode != SBX_BESTEFFORT || p->error_layer < 0 ||
 		    p->error_layer == SBX_L_WORKDIR)
 			return rc;
-		/* besteffort: the same setup again without what failed */
+		/* besteffort: the same setup again without what failed; but
+		 * an environment's blocks never go without their root (they
+		 * would run on the host's trees instead) */
 		drop = with_dependents(p->error_layer) & p->pol->layers;
+		if (p->pol->sysroot && (drop & SBX_BIT(SBX_L_ROOT)))
+			return rc;
 		p->pol->layers &= ~drop;
 		p->missing |= drop;
 		/* without a namespace of their own, blocks are on the handler's

@@ -53,5 +53,40 @@ int main(void)
 			tap_ok(!strcmp(hex, want[n]), "%zu bytes of 'a' (padding boundary)", n);
 		}
 	}
+	/* in pieces (an environment's walk): every split of 1000 bytes into
+	 * pieces of one size gives the one-shot digest */
+	{
+		static const size_t sizes[] = { 1, 3, 63, 64, 65, 127, 999, 1000 };
+		unsigned char buf[1000];
+		char one[65], hex[65];
+		int same = 1;
+
+		for (size_t i = 0; i < sizeof buf; i++)
+			buf[i] = (unsigned char)(i * 7 + 3);
+		sha256_hex(buf, sizeof buf, one);
+		for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+			struct sha256 c;
+
+			sha256_init(&c);
+			for (size_t off = 0; off < sizeof buf; off += sizes[k])
+				sha256_update(&c, buf + off, sizeof buf - off < sizes[k] ?
+					      sizeof buf - off : sizes[k]);
+			sha256_final_hex(&c, hex);
+			same &= !strcmp(hex, one);
+		}
+		tap_ok(same, "1000 bytes in pieces of 1, 3, 63, 64, 65, 127, 999 and 1000 bytes: "
+		       "the one-shot digest");
+	}
+	{
+		struct sha256 c;
+		char hex[65];
+
+		sha256_init(&c);
+		for (int i = 0; i < 1000; i++)
+			sha256_update(&c, "aaaaaaaaaa", 10);
+		sha256_final_hex(&c, hex);
+		tap_ok(!strcmp(hex, "27dd1f61b867b6a0f6e9d8a41c43231de52107e53ae424de8f847b821db4b711"),
+		       "10000 'a' in pieces of 10 (sha256sum)");
+	}
 	return tap_done();
 }
