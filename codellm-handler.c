@@ -82,6 +82,8 @@ static const struct { int status; const char *type, *code; } refusals[] = {
 	[REF_NO_KEY] = { 503, "server_error", "api_key_not_configured" },
 	[REF_MISCONFIGURED] = { 503, "server_error", "server_misconfigured" },
 	[REF_SANDBOX] = { 503, "server_error", "sandbox_unavailable" },
+	[REF_ENVIRONMENT] = { 503, "server_error", "environment_unavailable" },
+	[REF_ENV_LANGUAGE] = { 400, "invalid_request_error", "language_not_available" },
 	[REF_WORKDIR] = { 503, "server_error", "workdir_unavailable" },
 	[REF_OVERLOADED] = { 503, "server_error", "server_overloaded" },
 	[REF_ANSWER_OOM] = { 500, "server_error", "out_of_memory" },
@@ -579,6 +581,8 @@ static int run_command(struct ctx *x, int cmd, int argc, char **argv)
 		return 0;
 	case CMD_PROBE:
 		return probe(x);
+	case CMD_ENV_DIGEST:
+		return env_digest_command(argc, argv, optind);
 	default:
 		return check_files(x, argc, argv, optind);
 	}
@@ -685,6 +689,7 @@ static void ctx_free(struct ctx *x)
 	free(opt.allowed_programs);
 	free(opt.interpreters);
 	free(opt.runtime_dir);
+	free(opt.environments);
 	if (x->slot_fd >= 0)
 		close(x->slot_fd);
 }

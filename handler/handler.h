@@ -10,10 +10,12 @@
 #include "http/conn.h"
 #include "http/http.h"
 #include "json/audit.h"
+#include "json/env.h"
 #include "json/jstr.h"
 #include "json/registry.h"
 #include "json/request.h"
 #include "json/response.h"
+#include "sandbox/sandbox.h"
 
 struct route;
 struct mcp_msg;
@@ -53,6 +55,13 @@ struct ctx {
 	int head_bytes;		/* the head's length in head[] */
 	int request_read;	/* the whole request was read */
 	int exit;		/* the process's exit status */
+	/* the environment the request's model names (env.c); name "" for
+	 * the host's trees */
+	struct {
+		char name[SBX_ENV_NAME_MAX + 1];
+		char digest[ENV_DIGEST_LEN + 1];
+		char root[PATH_MAX + 8];
+	} env;
 };
 
 /* Every refusal the handler answers itself; codellm-handler.c maps
@@ -78,6 +87,8 @@ enum refusal {
 	REF_NO_KEY,
 	REF_MISCONFIGURED,
 	REF_SANDBOX,
+	REF_ENVIRONMENT,
+	REF_ENV_LANGUAGE,
 	REF_WORKDIR,
 	REF_OVERLOADED,
 	REF_ANSWER_OOM,
@@ -122,6 +133,29 @@ void release_slot(struct ctx *x);
 int take_slot(struct ctx *x);
 /* What a request may make the handler run, hold and echo. */
 const struct req_limits *limits(void);
+/* The directory of the run slots and the files instances share
+ * (--runtime-dir); 0, or -errno. */
+int runtime_dir(char *dir, size_t len);
+
+/* ---- environments (env.c) ---- */
+
+/* The environment the request's model names, checked before anything
+ * runs: 0 when the blocks get the host's trees (no --environments, or
+ * the model is codellm or a language), 1 when x->env names the
+ * environment, or the status of the refusal sent: 404 model_not_found
+ * (no such model), 503 environment_unavailable (its tree or manifest
+ * failed the check), 400 language_not_available (a block's language is
+ * not in it). */
+int env_select(struct ctx *x, const struct chat_request *r);
+/* GET /v1/models: ",{model}" for each environment; GET /v1/models/ID:
+ * the one named (-1 when none is). */
+void env_models(struct ctx *x, struct jbuf *b, long created);
+int env_model(struct ctx *x, struct jbuf *b, const char *id, long created);
+/* /healthz's and --probe's "environments" array, each checked; -1 when
+ * one failed. */
+int env_health(struct ctx *x, struct jbuf *b);
+/* --env-digest TREE: prints the tree's digest; the exit status. */
+int env_digest_command(int argc, char **argv, int first);
 
 /* ---- MCP (mcp.c) ---- */
 

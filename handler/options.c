@@ -41,6 +41,7 @@ struct options opt = {
 	.max_input_bytes = 6ULL << 20,
 	.max_artifacts = 16,
 	.max_artifact_bytes = 4ULL << 20,
+	.environment_verify_s = 3600,
 };
 
 enum opt_kind { K_FLAG, K_STR, K_SIZE, K_SECONDS, K_MODE };
@@ -131,6 +132,10 @@ static const struct opt_def opt_defs[] = {
 	  "files of /work/out an answer carries (16; 0: none)" },
 	{ "max-artifact-bytes", K_SIZE, &opt.max_artifact_bytes, 0, SZ(1) << 32, "N",
 	  "their bytes together, before base64 (4M)" },
+	{ "environments", K_STR, &opt.environments, 0, 0, "DIR",
+	  "each subdirectory with a manifest is a model whose\nblocks get its trees (none)" },
+	{ "environment-verify", K_SECONDS, &opt.environment_verify_s, 0, ZERO_OK, "S",
+	  "an environment's full check is trusted this long\n(3600; 0: every request)" },
 };
 #define N_OPTS (sizeof opt_defs / sizeof opt_defs[0])
 
@@ -228,6 +233,7 @@ bad:
 static const struct { const char *name, *arg, *help; } cmd_defs[] = {
 	{ "probe", "", "print what this host allows; exit 1 if native cannot run" },
 	{ "check", "FILE...", "dry-run fleet role notes (nothing runs); exit 1 if flagged" },
+	{ "env-digest", "TREE", "print the digest of an environment's tree (make env)" },
 };
 
 static void usage_line(FILE *f, const char *name, const char *arg, const char *help)
@@ -261,7 +267,7 @@ void usage(FILE *f)
 
 int parse_options(int argc, char **argv, int *cmd)
 {
-	struct option lopts[N_OPTS + 5];
+	struct option lopts[N_OPTS + 6];
 	int c, idx, bad = 0;
 
 	/* environment first, flags override */
@@ -284,7 +290,8 @@ int parse_options(int argc, char **argv, int *cmd)
 	lopts[N_OPTS + 1] = (struct option){ "version", no_argument, NULL, 'V' };
 	lopts[N_OPTS + 2] = (struct option){ "probe", no_argument, NULL, 'P' };
 	lopts[N_OPTS + 3] = (struct option){ "check", no_argument, NULL, 'C' };
-	lopts[N_OPTS + 4] = (struct option){ 0 };
+	lopts[N_OPTS + 4] = (struct option){ "env-digest", no_argument, NULL, 'D' };
+	lopts[N_OPTS + 5] = (struct option){ 0 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
 		if (c == 'h') {
@@ -295,6 +302,8 @@ int parse_options(int argc, char **argv, int *cmd)
 			*cmd = CMD_PROBE;
 		} else if (c == 'C') {
 			*cmd = CMD_CHECK;
+		} else if (c == 'D') {
+			*cmd = CMD_ENV_DIGEST;
 		} else if (c >= 0 && (size_t)c < N_OPTS) {
 			if (set_option(&opt_defs[c], optarg, "option") < 0)
 				bad = 1;
@@ -307,9 +316,9 @@ int parse_options(int argc, char **argv, int *cmd)
 	}
 	/* the whole command line is read even after an error, so --probe,
 	 * --help or --version later on it still decide what to do; only
-	 * --check takes arguments (the files, from optind on: getopt_long
-	 * moves them behind the options) */
-	if (optind < argc && !bad && *cmd != CMD_CHECK) {
+	 * --check and --env-digest take arguments (from optind on:
+	 * getopt_long moves them behind the options) */
+	if (optind < argc && !bad && *cmd != CMD_CHECK && *cmd != CMD_ENV_DIGEST) {
 		snprintf(config_error, sizeof config_error,
 			 "unexpected argument \"%s\"", argv[optind]);
 		bad = 1;

@@ -51,6 +51,8 @@ struct options {
 	unsigned long long max_input_bytes;
 	unsigned long long max_artifacts;
 	unsigned long long max_artifact_bytes;
+	char *environments;		/* NULL: none */
+	double environment_verify_s;	/* 0: a full check on every use */
 };
 
 extern struct options opt;
@@ -60,10 +62,11 @@ extern struct options opt;
 extern char config_error[512];
 
 /* What the command line asks for besides serving. */
-enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE, CMD_CHECK };
+enum { CMD_SERVE, CMD_HELP, CMD_VERSION, CMD_PROBE, CMD_CHECK, CMD_ENV_DIGEST };
 
 /* The environment, then the flags. 0, or -1 with config_error set;
- * *cmd is what to do. --check's files are argv[optind..]. */
+ * *cmd is what to do. --check's files and --env-digest's tree are
+ * argv[optind..]. */
 int parse_options(int argc, char **argv, int *cmd);
 
 /* --help */

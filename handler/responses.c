@@ -36,7 +36,7 @@ int route_responses(struct ctx *x)
 	x->rsp = &f;
 	if (r.rerun_guard)
 		status = answer_without_run(x, &r);
-	else if ((status = take_slot(x)) == 0)
+	else if ((status = env_select(x, &r)) <= 1 && (status = take_slot(x)) == 0)
 		status = run_request(x, &r);
 	x->rsp = NULL;
 	req_free(&r);

@@ -75,8 +75,7 @@ int check_files(struct ctx *x, int argc, char **argv, int first)
 	return rc < 0 ? 2 : rc;
 }
 
-/* The directory of the run slots (and /healthz's shared check). */
-static int slot_dir(char *dir, size_t len)
+int runtime_dir(char *dir, size_t len)
 {
 	return sbx_slot_dir(opt.runtime_dir, dir, len);
 }
@@ -93,7 +92,7 @@ static int healthz_check(struct jbuf *sb, long *at)
 	char dir[PATH_MAX], buf[16384];
 	int fd = -1, ok;
 
-	if (opt.healthz_cache_s > 0 && slot_dir(dir, sizeof dir) == 0)
+	if (opt.healthz_cache_s > 0 && runtime_dir(dir, sizeof dir) == 0)
 		fd = sbx_shared_open(dir, "healthz.cache");
 	if (fd >= 0 && sbx_shared_read(fd, (long)(opt.healthz_cache_s * 1000), buf, sizeof buf,
 				       at) >= 2 && (buf[0] == '0' || buf[0] == '1') &&
@@ -120,9 +119,13 @@ static int healthz_check(struct jbuf *sb, long *at)
 
 int route_healthz(struct ctx *x)
 {
-	struct jbuf b = {0};
+	struct jbuf b = {0}, envs = {0};
 	int ok;
 
+	/* the environments first: the sandbox check enters a user
+	 * namespace of its own, where root's files are nobody's */
+	if (opt.environments)
+		env_health(x, &envs);
 	jbuf_puts(&b, "{\"status\":\"");
 	{
 		struct jbuf sb = {0};
@@ -137,6 +140,14 @@ int route_healthz(struct ctx *x)
 	}
 	jbuf_puts(&b, ",\"interpreters\":");
 	resp_interpreters(&b, &x->reg);
+	if (opt.environments) {
+		/* a tree that fails its check is reported, not a reason to
+		 * take the whole server out of rotation: its requests are
+		 * refused, the others run */
+		jbuf_puts(&b, ",\"environments\":");
+		jbuf_append(&b, envs.p, envs.len);
+		jbuf_free(&envs);
+	}
 	jbuf_puts(&b, "}");
 	respond(x, ok ? 200 : 503, ok ? NULL : "x-should-retry: false\r\n", &b, 0);
 	jbuf_free(&b);
@@ -150,8 +161,13 @@ static int route_models(struct ctx *x, const char *id)
 
 	x->au.kind = AUDIT_NOTHING;
 	if (!id) {
-		resp_models(&b, &x->reg, created);
-	} else if (resp_model(&b, &x->reg, id, created) < 0) {
+		struct jbuf envs = {0};
+
+		env_models(x, &envs, created);
+		resp_models(&b, &x->reg, created, &envs);
+		jbuf_free(&envs);
+	} else if (resp_model(&b, &x->reg, id, created) < 0 &&
+		   env_model(x, &b, id, created) < 0) {
 		jbuf_free(&b);
 		return refuse(x, REF_MODEL_NOT_FOUND, NULL,
 			    "The model `%.128s` does not exist or you do not have access to it. "
@@ -171,7 +187,7 @@ int take_slot(struct ctx *x)
 	unsigned idx;
 	int fd;
 
-	if ((fd = slot_dir(dir, sizeof dir)) < 0) {
+	if ((fd = runtime_dir(dir, sizeof dir)) < 0) {
 		errno = -fd;
 		goto unusable;
 	}
@@ -240,7 +256,7 @@ int route_chat(struct ctx *x)
 	audit_request(&x->au, &r, r.agent ? "agent" : "run");
 	if (r.rerun_guard)
 		status = answer_without_run(x, &r);
-	else if ((status = take_slot(x)) == 0)
+	else if ((status = env_select(x, &r)) <= 1 && (status = take_slot(x)) == 0)
 		status = run_request(x, &r);
 	req_free(&r);
 	return status;

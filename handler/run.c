@@ -296,6 +296,8 @@ static int prepare_run(struct ctx *x, struct chat_request *r, struct run_parts *
 	int rc, layer;
 
 	sandbox_config(&cfg, x->slot);
+	if (x->env.name[0])
+		cfg.sysroot = x->env.root;
 	/* finished however it ends: a failed preparation may hold mounts */
 	rp->prepared = 1;
 	if (sbx_run_prepare(&rp->run, &cfg, r->nblocks, &layer, msg, sizeof msg) < 0) {
@@ -464,6 +466,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 	struct run_parts rp = {0};
 	struct resp_run rr = {
 		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
+		.env_name = x->env.name[0] ? x->env.name : NULL, .env_digest = x->env.digest,
 	};
 	int rc, status = prepare_run(x, r, &rp);
 

@@ -161,6 +161,14 @@ void audit_fields(const struct audit *a, struct audit_fields *ret)
 	}
 	if (a->sandbox[0])
 		add(f, "CODELLM_SANDBOX=%s", a->sandbox);
+	if (a->environment[0]) {
+		const char *sp = strchr(a->environment, ' ');
+
+		add(f, "CODELLM_ENVIRONMENT=%.*s", sp ? (int)(sp - a->environment) :
+		    (int)strlen(a->environment), a->environment);
+		if (sp)
+			add(f, "CODELLM_ENVIRONMENT_DIGEST=%s", sp + 1);
+	}
 	if (a->write_paths.len)
 		add_bytes(f, "CODELLM_WRITE_PATHS", a->write_paths.p, a->write_paths.len);
 	if (a->files_in.len)

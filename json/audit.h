@@ -16,6 +16,9 @@
 #define AUDIT_ID_REFUSED "8d2e6b4a1c9f4d7e8a3b5c0d2f1e6a73"
 #define AUDIT_ID_NOTHING "2c7e9a1b4d3f4a8c9e6d1b0a5f3c7e92"
 
+/* an environment's name (at most 63 bytes), a space and its digest */
+#define AUDIT_ENV_LEN 144
+
 enum audit_kind {
 	AUDIT_REFUSED,		/* answered without running code */
 	AUDIT_RAN,		/* code ran */
@@ -41,6 +44,7 @@ struct audit {
 	int timed_out;
 	long duration_ms;
 	char sandbox[256];
+	char environment[AUDIT_ENV_LEN];	/* "NAME sha256:HEX", "" for the host's trees */
 	struct jbuf write_paths;	/* agent mode: one path per line, each audit_text() */
 	struct jbuf files_in;	/* "SHA256 BYTES NAME" per line, never content */
 	struct jbuf files_out;	/* the same, or "- BYTES NAME (omitted: why)" */
@@ -61,7 +65,7 @@ void audit_request(struct audit *a, const struct chat_request *r, const char *mo
 /* The artifacts' names, sizes and SHA-256 (never their content). */
 void audit_files_out(struct audit *a, const struct sbx_artifacts *f);
 
-#define AUDIT_MAX_FIELDS 24
+#define AUDIT_MAX_FIELDS 40
 
 /* The record as journald fields, in order: each iov_base is a
  * malloc'd, NUL-terminated "NAME=value" (iov_len leaves the NUL out;

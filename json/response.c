@@ -39,7 +39,8 @@ static void model_obj(struct jbuf *b, const char *id, long created)
 		    created);
 }
 
-void resp_models(struct jbuf *b, const struct registry *reg, long created)
+void resp_models(struct jbuf *b, const struct registry *reg, long created,
+		 const struct jbuf *more)
 {
 	jbuf_puts(b, "{\"object\":\"list\",\"data\":[");
 	model_obj(b, "codellm", created);
@@ -49,6 +50,8 @@ void resp_models(struct jbuf *b, const struct registry *reg, long created)
 		jbuf_puts(b, ",");
 		model_obj(b, reg->v[i].name, created);
 	}
+	if (more && more->len)
+		jbuf_append(b, more->p, more->len);
 	jbuf_puts(b, "]}");
 }
 
@@ -206,6 +209,13 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 		resp_sandbox(b, &res->layers);
 	else
 		jbuf_puts(b, "null");
+	if (rr->env_name) {
+		jbuf_puts(b, ",\"environment\":{\"name\":");
+		str(b, rr->env_name);
+		jbuf_puts(b, ",\"digest\":");
+		str(b, rr->env_digest ? rr->env_digest : "");
+		jbuf_puts(b, "}");
+	}
 	jbuf_printf(b, ",\"blocks\":%zu,\"block_results\":[", res ? res->n : (size_t)0);
 	for (size_t i = 0; res && i < res->n; i++) {
 		const struct sbx_block_result *br = &res->res[i];

@@ -13,9 +13,10 @@
 void resp_error(struct jbuf *b, const char *message, const char *type,
 		const char *param, const char *code);
 
-/* {"object":"list","data":[…]}: "codellm" and one model per allowed
- * interpreter. */
-void resp_models(struct jbuf *b, const struct registry *reg, long created);
+/* {"object":"list","data":[…]}: "codellm", one model per allowed
+ * interpreter, then `more` (",{…}" items: the environments), if any. */
+void resp_models(struct jbuf *b, const struct registry *reg, long created,
+		 const struct jbuf *more);
 /* One model object; returns -1 when id is not one of ours. */
 int resp_model(struct jbuf *b, const struct registry *reg, const char *id,
 	       long created);
@@ -29,6 +30,8 @@ struct resp_run {
 	const char *text;		/* content when nothing ran (res NULL): the
 					 * finish answer of a follow-up turn, or NULL */
 	const struct sbx_artifacts *files;	/* /work/out after the run, or NULL */
+	const char *env_name;		/* the environment the blocks ran in, or NULL */
+	const char *env_digest;
 };
 
 /* ,"files":[{"name","bytes","mime","sha256","data_b64"} or

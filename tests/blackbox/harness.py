@@ -198,7 +198,10 @@ class Server:
     no run directory is left behind."""
 
     def __init__(self, *args, inetd=False, key=True, sandbox=None,
-                 allowed=ALL_LANGS, env=None, handler=None):
+                 allowed=ALL_LANGS, env=None, handler=None, model=None):
+        # model: the model run() sends by default, and chat() in place
+        # of "codellm" (a suite run against an environment)
+        self.model = model
         self.tmp = tempfile.mkdtemp(prefix="codellm-test-")
         self.runs = os.path.join(self.tmp, "runs")
         os.mkdir(self.runs)
@@ -328,11 +331,14 @@ class Server:
         return self.raw(build_request(method, path, body, headers, key, version), **kw)
 
     def chat(self, payload, key=KEY, headers=None, **kw):
+        if self.model and isinstance(payload, dict) and payload.get("model") == "codellm":
+            payload = dict(payload, model=self.model)
         return self.request("POST", "/v1/chat/completions", payload, headers, key, **kw)
 
-    def run(self, content, model="codellm", extra=None, **kw):
+    def run(self, content, model=None, extra=None, **kw):
         """A one-message chat request whose user content is `content`."""
-        payload = {"model": model, "messages": [{"role": "user", "content": content}]}
+        payload = {"model": model or self.model or "codellm",
+                   "messages": [{"role": "user", "content": content}]}
         payload.update(extra or {})
         return self.chat(payload, **kw)
 
