@@ -42,8 +42,8 @@ PORT ?= 8089
 DEPS_BUILD := gcc make pkg-config libsystemd-dev libcjson-dev libseccomp-dev systemd
 DEPS_RUN := python3 nodejs ruby php-cli perl bash iproute2
 # Packages `make check` needs on top.
-DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 python3-matplotlib mandoc curl iproute2 procps psmisc clang systemd-container \
-	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2
+DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 mandoc curl iproute2 procps psmisc clang systemd-container \
+	chromium strace libpython3.11-testsuite bc sqlite3 wget xz-utils bzip2 $(DEPS_ENV)
 # Packages `make image` and `make check-image` need on top: Debian's
 # podman with runc (its crun 1.8 refuses hosts whose cgroups are in
 # hybrid mode), slirp4netns (the test's port, without a bridge on the
@@ -51,9 +51,20 @@ DEPS_CHECK := $(DEPS_BUILD) $(DEPS_RUN) python3 python3-matplotlib mandoc curl i
 DEPS_IMAGE := mmdebstrap podman runc slirp4netns strace
 # The image's name; `make image` tags it $(IMAGE):VERSION and $(IMAGE):latest.
 IMAGE ?= localhost/codellm
+# Environments (README "Environments"): `make env NAME=... [PACKAGES=...]`
+# builds one into $(ENVDIR)/NAME; `make envs` the shipped definitions
+# (deploy/envs/*.packages) that are missing or older than their
+# definition, the build scripts or the digest's code. make check needs
+# all three (tiny for the environment tests, minimal for the escape
+# battery, data for the compat programs); the image carries data and
+# minimal.
+ENVDIR ?= $(CURDIR)/build/envs
+ENVS := $(patsubst deploy/envs/%.packages,%,$(wildcard deploy/envs/*.packages))
+IMAGE_ENVS := data minimal
+DEPS_ENV := mmdebstrap
 
 .PHONY: all run check check-loaded sanitize fuzz bench bench-units compat install uninstall clean deps \
-	deps-check deps-image unit replay blackbox lint-man image check-image
+	deps-check deps-image unit replay blackbox lint-man image check-image env envs
 
 all: $(BIN) units/codellm-debug@.service
 
@@ -136,21 +147,39 @@ deps-image:
 	@tests/install-deps $(DEPS_IMAGE)
 
 # Serve on 127.0.0.1:$(PORT) through systemd-socket-activate, one handler
-# process per connection, exactly as systemd's Accept=yes does.
+# process per connection, exactly as systemd's Accept=yes does; with the
+# environments data and minimal (built once, when missing or stale).
 run: deps
 	$(MAKE) all
-	@tests/make-run $(PORT)
+	$(MAKE) $(IMAGE_ENVS:%=$(ENVDIR)/%/manifest.json)
+	@CODELLM_ENVDIR=$(ENVDIR) tests/make-run $(PORT)
 
 check: deps-check
 	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
-	@tests/run-all
+	$(MAKE) envs
+	@CODELLM_TEST_ENVDIR=$(ENVDIR) tests/run-all
+
+# One environment: NAME from PACKAGES, or from deploy/envs/NAME.packages.
+env: deps
+	@tests/install-deps $(DEPS_ENV)
+	$(MAKE) all
+	@[ -n "$(NAME)" ] || { echo 'make env: NAME=... is missing (e.g. make env NAME=data)' >&2; exit 2; }
+	@CODELLM_ENVDIR=$(ENVDIR) deploy/envs/build $(NAME) $(PACKAGES)
+
+# The shipped definitions, each built when missing or out of date.
+envs: $(ENVS:%=$(ENVDIR)/%/manifest.json)
+$(ENVDIR)/%/manifest.json: deploy/envs/%.packages deploy/envs/build deploy/envs/customize sandbox/env.c
+	@tests/install-deps $(DEPS_ENV)
+	$(MAKE) all
+	@CODELLM_ENVDIR=$(ENVDIR) deploy/envs/build $*
 
 # make check on a busy machine: the same suites while 2 x cores nice'd
 # busy processes run beside them (tests/check-loaded; CODELLM_LOAD_JOBS
 # and CODELLM_LOAD_NICE change both). Not part of make check.
 check-loaded: deps-check
 	$(MAKE) all $(UNIT_BINS) $(TEST_HELPERS) $(FUZZ_REPLAY)
-	@tests/check-loaded
+	$(MAKE) envs
+	@CODELLM_TEST_ENVDIR=$(ENVDIR) tests/check-loaded
 
 # The container image: a Debian 12 root from Debian's packages only
 # (mmdebstrap) with codellm installed by `make install`, imported with
@@ -159,22 +188,24 @@ check-loaded: deps-check
 # in README.md.
 image: deps deps-image
 	$(MAKE) all
-	@CODELLM_IMAGE_NAME=$(IMAGE) deploy/image/build
+	$(MAKE) $(IMAGE_ENVS:%=$(ENVDIR)/%/manifest.json)
+	@CODELLM_IMAGE_NAME=$(IMAGE) CODELLM_IMAGE_ENVS="$(IMAGE_ENVS:%=$(ENVDIR)/%)" deploy/image/build
 
 # The image under its pod's security settings (podman, runc), and the
 # seccomp profile it needs: the suites whose names start with "image".
 # `make check` runs them too when CODELLM_IMAGE names a built image.
 check-image: image
-	@CODELLM_IMAGE=$(IMAGE):latest tests/run-all image
+	@CODELLM_IMAGE=$(IMAGE):latest CODELLM_TEST_ENVDIR=$(ENVDIR) tests/run-all image
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: deps-check
+	$(MAKE) envs
 	$(MAKE) clean
 	# test tooling (the syscall-denying wrapper) is not under test: plain build
 	$(MAKE) $(TEST_HELPERS)
 	$(MAKE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" all $(UNIT_BINS) $(FUZZ_REPLAY)
-	@CODELLM_SANITIZE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@CODELLM_SANITIZE=1 CODELLM_TEST_ENVDIR=$(ENVDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-all
 	$(MAKE) clean
 
@@ -185,6 +216,8 @@ sanitize: deps-check
 compat: deps-check
 	$(MAKE) all
 	/usr/bin/python3 tests/compat/run -j 2
+	$(MAKE) $(ENVDIR)/data/manifest.json
+	/usr/bin/python3 tests/compat/run -j 2 --only programs --environment data --environments $(ENVDIR)
 
 # libFuzzer builds of each target (clang); run one with e.g.
 #   tests/fuzz/libfuzzer_http tests/fuzz/corpus/http -max_total_time=60

@@ -25,7 +25,9 @@ machine left to settle between slices (a namespace's teardown runs in
 kernel workers after its last process exits and would be charged to the
 next arm), median rate. Then 64 MiB through three blocks against the
 same three commands as one shell pipeline in the bare handler, the
-handler's peak RSS while relaying it, and the debug tap's cost.
+handler's peak RSS while relaying it, the same c=1 cases on the
+environment minimal against the host's tree (one server, interleaved;
+make envs builds it) and the debug tap's cost.
 
 CODELLM_BENCH_N (requests per arm and case, default 40) and
 CODELLM_BENCH_SLICES (load slices per arm, default 5) scale it down:
@@ -50,12 +52,13 @@ SLICES = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_SLICES", "5"))
 SLICE_REQS = 2 if SMOKE else 12          # per client, 8 clients
 SETTLE_S = 0 if SMOKE else 1.0
 BARE = os.path.join(HERE, "bare-handler")
+ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(HERE, "..", "..", "build", "envs"))
 TARGETS = {}                               # figure -> (op, bound) for the table
 
 
-def chat(content):
+def chat(content, model="codellm"):
     return build_request("POST", "/v1/chat/completions",
-                         {"model": "codellm", "messages": [{"role": "user", "content": content}]})
+                         {"model": model, "messages": [{"role": "user", "content": content}]})
 
 
 def content_of(r):
@@ -122,6 +125,32 @@ def latency(arms, cases):
                 quiet(s)
                 res[(a, c)].append(once(s.port, req, want))
     return {k: sorted(v) for k, v in res.items()}
+
+
+def env_cost(cases):
+    """The same code on the host's tree (model codellm) and on the
+    environment minimal (make envs), one server, interleaved: {(tree,
+    case): sorted ms}, and the mounts a block of each sees."""
+    res = {}
+    mounts = {}
+    count = block("bash", "wc -l < /proc/self/mountinfo")
+    with Server("--timeout", "120", "--header-timeout", "120", "--environments", ENVDIR) as s:
+        for tree, model in (("host", "codellm"), ("env", "minimal")):
+            r = Resp(raw(s.port, chat(count, model), timeout=60))
+            mounts[tree] = (content_of(r) or "").strip()
+            if r.status != 200 or not mounts[tree].isdigit():
+                raise SystemExit("environment arm (%s): %r" % (model, r.raw[:400]))
+        for c, (content, want) in cases.items():
+            reqs = {"host": chat(content), "env": chat(content, "minimal")}
+            for tree in reqs:
+                res[(tree, c)] = []
+                for _ in range(1 if SMOKE else 3):
+                    once(s.port, reqs[tree], want)
+            for _ in range(N):
+                for tree, req in reqs.items():
+                    quiet(s)
+                    res[(tree, c)].append(once(s.port, req, want))
+    return {k: sorted(v) for k, v in res.items()}, mounts
 
 
 def load_slice(port, req, want):
@@ -255,6 +284,8 @@ def main():
         rss_big, _, r = peak_rss(servers["native"], chat(three))
         if (content_of(r) or "").strip() != want:
             raise SystemExit("64 MiB run failed: %r" % r.raw[:300])
+        # an environment's tree against the host's, on one server
+        envlat, mounts = env_cost(cases)
     finally:
         for s in servers.values():
             s.stop()
@@ -268,7 +299,11 @@ def main():
               "native-shared blocks in the holder's")
         print("%sok 3 - the RSS watcher saw the handler (peak %d KiB, %d KiB through 64 MiB)"
               % ("" if rss > 0 and rss_big > 0 else "not ", rss, rss_big))
-        print("1..3")
+        print("ok 4 - a block on the environment minimal answered every case")
+        print("%sok 5 - a block on an environment has no more mounts than one on the host's tree "
+              "(%s and %s: the top directories bound whole, the /etc allowlist as the tree has it)"
+              % ("" if int(mounts["env"]) <= int(mounts["host"]) else "not ", mounts["env"], mounts["host"]))
+        print("1..5")
         return 0
 
     print("make bench: %s, %d CPUs, N=%d per arm and case (c=1, interleaved), %d load slices of 8x%d"
@@ -290,6 +325,11 @@ def main():
         c8["python"]["bare, netns"], "req/s", 0.7, higher=True)
     row("64 MiB head | python copy | wc, 3 blocks", statistics.median(big["native"]),
         statistics.median(big["bare"]), "ms", 1.2)
+    emed = {k: statistics.median(v) for k, v in envlat.items()}
+    row("bash echo hi, c=1 p50, env minimal vs host", emed[("env", "bash")], emed[("host", "bash")], "ms", 1.1)
+    row("python print(1), c=1 p50, env minimal vs host", emed[("env", "python")], emed[("host", "python")],
+        "ms", 1.1)
+    print("%-44s %10s %10s %-6s" % ("mounts a block sees, env minimal vs host", mounts["env"], mounts["host"], ""))
     print("%-44s %10d %10s %-6s" % ("handler peak RSS, trivial run", rss, "", "KiB"))
     print("%-44s %10d %10s %-6s" % ("handler peak RSS, 64 MiB through 3 blocks", rss_big, "", "KiB"))
     print("p90 (ms): " + ", ".join("%s/%s %.1f" % (a, c, v[int(len(v) * 0.9) - 1])

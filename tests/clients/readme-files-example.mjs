@@ -18,7 +18,7 @@ plt.savefig("out/chart.png")
 print(len(rows), "months")
 \`\`\``;
 const r = await client.chat.completions.create({
-  model: "codellm",
+  model: "data",
   messages: [{
     role: "user",
     content: [

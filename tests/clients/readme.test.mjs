@@ -31,8 +31,10 @@ const PY = snippet('And for Python', 'python');
 
 let s;
 let recorded = null;
+// the files example runs on the environment data (make envs builds it)
+const ENVDIR = process.env.CODELLM_TEST_ENVDIR ?? path.join(TOP, 'build', 'envs');
 before(async () => {
-  s = await startServer({ allowed: 'python' });
+  s = await startServer({ allowed: 'python', args: ['--environments', ENVDIR] });
 });
 after(() => s?.stop().catch(() => {}));
 

@@ -349,6 +349,45 @@ langs = {"bash": "echo $((6*7))", "node": "console.log(6*7)", "ruby": "puts 6*7"
 got = {m: content(MAIN.run(c, model=m)) for m, c in langs.items()}
 t.ok(all(v == "42\n" for v in got.values()), "bash, node, ruby, php and perl runs answer 42 too", got)
 
+# ---- the environments the image carries (CODELLM_ENVIRONMENTS) ---------------------------
+# data and minimal, as make envs built them (their digests are the
+# manifests' in build/envs); the README's files example (a matplotlib
+# chart from a CSV) runs on data with nothing of the host's
+ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(TOP, "build", "envs"))
+want_env = {}
+for e in ("data", "minimal"):
+    try:
+        with open(os.path.join(ENVDIR, e, "manifest.json")) as f:
+            want_env[e] = json.load(f).get("digest")
+    except (OSError, ValueError):
+        want_env[e] = None
+got_env = {e.get("name"): (e.get("digest"), e.get("ok")) for e in hz.get("environments") or []}
+t.ok(all(want_env[e] and got_env.get(e) == (want_env[e], True) for e in want_env),
+     "/healthz lists the image's environments data and minimal, checked, with the digests "
+     "make envs gave them", (got_env, want_env))
+rm_ = MAIN.request("GET", "/v1/models")
+ids = [m.get("id") for m in (rm_.json or {}).get("data") or []]
+t.ok(rm_.status == 200 and "data" in ids and "minimal" in ids, "GET /v1/models lists data and minimal", ids)
+with open(os.path.join(TOP, "tests", "clients", "readme-files-example.mjs")) as f:
+    js = f.read()
+fence = "\\`\\`\\`"                     # a fence inside the JS template literal
+chart = js[js.index(fence + "python\n") + len(fence + "python\n"):js.index(fence + "`;")]
+csv_ = "month,sales\nJan,120\nFeb,135\nMar,160\nApr,150\n"
+import base64  # noqa: E402
+rd = MAIN.chat({"model": "data", "messages": [{"role": "user", "content": [
+    {"type": "text", "text": "```python\n" + chart + "```"},
+    {"type": "file", "file": {"filename": "sales.csv", "file_data": "data:text/csv;base64,"
+                              + base64.b64encode(csv_.encode()).decode()}}]}]})
+files_ = {f.get("name"): f for f in (field(rd, "codellm", "files") or [])}
+png = base64.b64decode((files_.get("out/chart.png") or {}).get("data_b64") or "")
+t.ok(completion_ok(rd) and content(rd) == "4 months\n" and png[:8] == b"\x89PNG\r\n\x1a\n"
+     and png[16:24] == (400).to_bytes(4, "big") + (300).to_bytes(4, "big")
+     and (field(rd, "codellm", "environment") or {}).get("name") == "data",
+     "the README's files example runs on data in the image: \"4 months\", out/chart.png a 400x300 PNG",
+     diag_of(rd))
+rmin = MAIN.run("console.log(require('os').platform(), 6*7)", model="minimal")
+t.ok(completion_ok(rmin) and content(rmin) == "linux 42\n", "a node block runs on minimal", diag_of(rmin))
+
 # ---- (e) the audit record in podman logs ------------------------------------------------
 # Without /run/systemd/journal/socket (a container has none) the handler
 # writes its record as one JSON line to stderr, which is the container's.
