@@ -111,7 +111,7 @@ int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
  * blocks map to. */
 int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 		   unsigned long long work_inodes, unsigned long long run_bytes,
-		   uid_t *ret_uid, gid_t *ret_gid);
+		   const char *sysroot, uid_t *ret_uid, gid_t *ret_gid);
 /* A root handler becomes `uid` (its run slot's own), with no
  * supplementary groups, before it makes the run's user namespace: the
  * run's per-user kernel limits are then its own (THREATS.md #17). */

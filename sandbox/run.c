@@ -123,7 +123,7 @@ static int make_rundir(struct sbx_run *run, const struct sbx_config *cfg,
 
 	if (pol->layers & SBX_BIT(SBX_L_WORKDIR)) {
 		rc = sbx_request_ns(&run->dir, cfg->workdir_bytes, cfg->workdir_inodes,
-				    cfg->run_bytes, &pol->map_uid, &pol->map_gid);
+				    cfg->run_bytes, cfg->sysroot, &pol->map_uid, &pol->map_gid);
 		if (rc < 0 && (rc = layer_failed(run, SBX_L_WORKDIR, -rc, e,
 				"workdir: a bounded tmpfs in a user namespace of the handler's own")) < 0)
 			return rc;
@@ -210,8 +210,11 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 			return rc;
 		own_uid = rc;
 	}
-	if ((rc = make_rundir(run, cfg, &e)) < 0 ||
-	    (rc = run_files(run, cfg, own_uid, &e)) < 0)
+	if ((rc = make_rundir(run, cfg, &e)) < 0)
+		return rc;
+	if (run->dir.sysroot[0])
+		pol->sysroot = run->dir.sysroot;
+	if ((rc = run_files(run, cfg, own_uid, &e)) < 0)
 		return rc;
 	pol->work = run->dir.work;
 	pol->tmp = run->dir.tmp;

@@ -66,6 +66,9 @@ struct sbx_rundir {
 	char roots[300];
 	char masks[300];
 	char data[300];
+	/* an environment's tree as the run's namespace sees it: bound at
+	 * /tmp/sysroot when the run's tmpfs on /tmp would hide it; "" */
+	char sysroot[300];
 	int root_fd;
 	int tmpfs;		/* lives in the handler's mount namespace */
 };

@@ -179,8 +179,8 @@ with Server("--environments", ENVDIR, sandbox="off") as s:
 # under sticky /var/tmp), tampered with one way at a time.
 
 
-def fresh_copy():
-    base = tempfile.mkdtemp(prefix="codellm-envs-", dir="/var/tmp")
+def fresh_copy(where="/var/tmp"):
+    base = tempfile.mkdtemp(prefix="codellm-envs-", dir=where)
     os.chmod(base, 0o755)        # the blocks' users reach the tree through it
     subprocess.run(["cp", "-a", TINY, os.path.join(base, "tiny")], check=True)
     return base
@@ -279,6 +279,18 @@ try:
     t.ok(r2.status == 503 and (r2.error() or {}).get("code") == "environment_unavailable",
          "a change at the tree's top (the manifest's change time) checks it in full at once: 503",
          r2)
+finally:
+    shutil.rmtree(base, ignore_errors=True)
+
+# A tree below /tmp (a checkout there, as CI's fresh clone is): the run's
+# own tmpfs on /tmp must not hide it from the blocks.
+base = fresh_copy("/tmp")
+try:
+    with Server("--environments", base) as s:
+        r = s.run(block("python", PROBE), model="tiny")
+    got = jout(r)
+    t.ok(r.status == 200 and got.get("module") and got.get("host_file") is False,
+         "an environment kept below /tmp (%s) runs: the run's tmpfs on /tmp does not hide it" % base, r)
 finally:
     shutil.rmtree(base, ignore_errors=True)
 t.done()
