@@ -331,13 +331,15 @@ class Server:
         return self.raw(build_request(method, path, body, headers, key, version), **kw)
 
     def chat(self, payload, key=KEY, headers=None, **kw):
-        if self.model and isinstance(payload, dict) and payload.get("model") == "codellm":
-            payload = dict(payload, model=self.model)
+        # (getattr: tests/image's Container shares these methods)
+        model = getattr(self, "model", None)
+        if model and isinstance(payload, dict) and payload.get("model") == "codellm":
+            payload = dict(payload, model=model)
         return self.request("POST", "/v1/chat/completions", payload, headers, key, **kw)
 
     def run(self, content, model=None, extra=None, **kw):
         """A one-message chat request whose user content is `content`."""
-        payload = {"model": model or self.model or "codellm",
+        payload = {"model": model or getattr(self, "model", None) or "codellm",
                    "messages": [{"role": "user", "content": content}]}
         payload.update(extra or {})
         return self.chat(payload, **kw)

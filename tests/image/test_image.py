@@ -385,7 +385,7 @@ t.ok(completion_ok(rd) and content(rd) == "4 months\n" and png[:8] == b"\x89PNG\
      and (field(rd, "codellm", "environment") or {}).get("name") == "data",
      "the README's files example runs on data in the image: \"4 months\", out/chart.png a 400x300 PNG",
      diag_of(rd))
-rmin = MAIN.run("console.log(require('os').platform(), 6*7)", model="minimal")
+rmin = MAIN.run(block("node", "console.log(require('os').platform(), 6*7)"), model="minimal")
 t.ok(completion_ok(rmin) and content(rmin) == "linux 42\n", "a node block runs on minimal", diag_of(rmin))
 
 # ---- (e) the audit record in podman logs ------------------------------------------------
