@@ -32,6 +32,7 @@ struct options {
 	int sandbox_network;
 	int share_netns;
 	unsigned long long memory_max;
+	unsigned long long run_memory_max;	/* ULLONG_MAX: half of memory_max */
 	unsigned long long address_space_max;
 	unsigned long long workdir_bytes;
 	unsigned long long workdir_inodes;

@@ -22,7 +22,7 @@
 
 /* Whether the configured mode can run code here, found by setting up a
  * real block (that never runs), and the host's facts beside it. */
-static int sandbox_check(struct jbuf *b)
+static int sandbox_check(struct jbuf *b, char *memory, size_t len)
 {
 	struct sbx_config cfg;
 	struct sbx_health h;
@@ -31,6 +31,8 @@ static int sandbox_check(struct jbuf *b)
 	sandbox_config(&cfg, -1);
 	ok = sbx_self_test(&cfg, &h);
 	resp_health_sandbox(b, &h);
+	if (memory)
+		snprintf(memory, len, "%s", h.memory);
 	return ok;
 }
 
@@ -39,6 +41,7 @@ static int sandbox_check(struct jbuf *b)
  * whether the configured mode can run code here. */
 int probe(struct ctx *x)
 {
+	char memory[512];
 	struct jbuf b = {0};
 	int ok;
 
@@ -48,10 +51,11 @@ int probe(struct ctx *x)
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		return 1;
-	ok = sandbox_check(&b);
+	ok = sandbox_check(&b, memory, sizeof memory);
 	printf("%s\n", jbuf_cstr(&b) ? b.p : "{}");
 	fprintf(stderr, "codellm: --sandbox %s %s run code on this host\n",
 		sbx_mode_name(opt.sandbox), ok ? "can" : "cannot");
+	fprintf(stderr, "codellm: %s\n", memory);
 	jbuf_free(&b);
 	reg_free(&x->reg);
 	return ok ? 0 : 1;
@@ -102,7 +106,7 @@ static int healthz_check(struct jbuf *sb, long *at)
 		return buf[0] == '1';
 	}
 	*at = sbx_wall_ms();
-	ok = sandbox_check(sb);
+	ok = sandbox_check(sb, NULL, 0);
 	if (fd >= 0 && jbuf_cstr(sb)) {
 		struct jbuf data = {0};
 

@@ -32,6 +32,8 @@ void sandbox_config(struct sbx_config *c, int slot)
 	c->allow_network = opt.sandbox_network;
 	c->share_netns = opt.share_netns;
 	c->lim.memory = opt.memory_max;
+	c->run_memory_max = opt.run_memory_max == ULLONG_MAX ? opt.memory_max / 2 :
+			    opt.run_memory_max;
 	c->lim.address_space = opt.address_space_max;
 	c->lim.file_bytes = opt.max_file_bytes;
 	c->lim.procs = opt.max_procs;
@@ -70,6 +72,12 @@ static void audit_result(struct audit *a, const struct sbx_result *res)
 	a->exit_code = res->exit_code;
 	a->timed_out = res->end == SBX_END_TIMEOUT;
 	a->duration_ms = res->duration_ms;
+	a->cpu_user_ms = res->usage.cpu_user_ms;
+	a->cpu_sys_ms = res->usage.cpu_sys_ms;
+	a->max_rss_kib = res->usage.max_rss_kib;
+	a->cgroup = res->usage.cgroup;
+	a->memory_peak_kib = res->usage.memory_peak_kib;
+	a->oom_kills = res->usage.oom_kills;
 	n = (size_t)snprintf(a->sandbox, sizeof a->sandbox, "%s net=%s%s",
 			     sbx_mode_name(l->mode), sbx_net_name(l->net),
 			     l->absent ? " missing=" : "");

@@ -158,6 +158,18 @@ void audit_fields(const struct audit *a, struct audit_fields *ret)
 		add(f, "CODELLM_EXIT_CODE=%d", a->exit_code);
 		add(f, "CODELLM_TIMED_OUT=%s", a->timed_out ? "true" : "false");
 		add(f, "CODELLM_DURATION_MS=%ld", a->duration_ms);
+		add(f, "CODELLM_CPU_USER_MS=%ld", a->cpu_user_ms);
+		add(f, "CODELLM_CPU_SYS_MS=%ld", a->cpu_sys_ms);
+		add(f, "CODELLM_MAX_RSS_KIB=%ld", a->max_rss_kib);
+		if (a->cgroup) {
+			add(f, "CODELLM_MEMORY_BOUND=cgroup v%d", a->cgroup);
+			if (a->memory_peak_kib >= 0)
+				add(f, "CODELLM_MEMORY_PEAK_KIB=%ld", a->memory_peak_kib);
+			if (a->oom_kills >= 0)
+				add(f, "CODELLM_OOM_KILLS=%ld", a->oom_kills);
+		} else {
+			add(f, "CODELLM_MEMORY_BOUND=none");
+		}
 	}
 	if (a->sandbox[0])
 		add(f, "CODELLM_SANDBOX=%s", a->sandbox);

@@ -43,6 +43,9 @@ struct audit {
 	int exit_code;
 	int timed_out;
 	long duration_ms;
+	long cpu_user_ms, cpu_sys_ms, max_rss_kib;	/* the run's usage */
+	int cgroup;			/* the run's cgroup version, 0: none */
+	long memory_peak_kib, oom_kills;	/* with a cgroup (-1: unknown) */
 	char sandbox[256];
 	char environment[AUDIT_ENV_LEN];	/* "NAME sha256:HEX", "" for the host's trees */
 	struct jbuf write_paths;	/* agent mode: one path per line, each audit_text() */
@@ -65,7 +68,7 @@ void audit_request(struct audit *a, const struct chat_request *r, const char *mo
 /* The artifacts' names, sizes and SHA-256 (never their content). */
 void audit_files_out(struct audit *a, const struct sbx_artifacts *f);
 
-#define AUDIT_MAX_FIELDS 40
+#define AUDIT_MAX_FIELDS 44
 
 /* The record as journald fields, in order: each iov_base is a
  * malloc'd, NUL-terminated "NAME=value" (iov_len leaves the NUL out;

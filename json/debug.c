@@ -111,6 +111,8 @@ void dbg_block_result(struct jbuf *b, const struct dbg_run *d)
 	jbuf_printf(b, ",\"stderr_bytes\":%llu", (unsigned long long)br->err_bytes);
 	outcome(b, d, 0, res->exit_code, br->signal,
 		br->duration_ms, block_error(d, 0, msg, sizeof msg));
+	jbuf_puts(b, ",\"usage\":");
+	resp_usage(b, &br->usage, 0);
 	jbuf_puts(b, ",\"sandbox\":");
 	resp_sandbox(b, &res->layers);
 	if (d->files)
@@ -134,6 +136,8 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 			first = firstmsg;
 		}
 	outcome(b, d, (size_t)-1, res->exit_code, 0, res->duration_ms, first);
+	jbuf_puts(b, ",\"usage\":");
+	resp_usage(b, &res->usage, 1);
 	jbuf_puts(b, ",\"blocks\":[");
 	for (size_t i = 0; i < res->n; i++) {
 		const struct req_block *k = &d->req->blocks[i];
@@ -145,6 +149,8 @@ void dbg_pipeline_result(struct jbuf *b, const struct dbg_run *d)
 		str(b, k->interp->name);
 		outcome(b, d, i, br->exit_code, br->signal, br->duration_ms,
 			block_error(d, i, msg, sizeof msg));
+		jbuf_puts(b, ",\"usage\":");
+		resp_usage(b, &br->usage, 0);
 		jbuf_puts(b, ",\"stderr\":");
 		jstr_escape(b, br->err.p ? br->err.p : "", br->err.len);
 		jbuf_printf(b, ",\"stderr_bytes\":%llu,\"stdout_bytes\":%llu}",

@@ -104,6 +104,8 @@ void resp_health_sandbox(struct jbuf *b, const struct sbx_health *h)
 		    pr->userns ? "true" : "false", pr->landlock_abi < 0 ? 0 : pr->landlock_abi,
 		    pr->seccomp ? "true" : "false", pr->cgroup2 ? "true" : "false");
 	resp_sandbox(b, &h->layers);
+	jbuf_puts(b, ",\"memory\":");
+	str(b, h->memory);
 	if (!h->available) {
 		jbuf_printf(b, ",\"failed_layer\":\"%s\",\"error\":",
 			    sbx_layer_name(h->failed_layer));
@@ -191,6 +193,22 @@ void resp_files(struct jbuf *b, const struct sbx_artifacts *f, int with_data)
 		jbuf_printf(b, ",\"files_truncated\":%zu", f->truncated);
 }
 
+void resp_usage(struct jbuf *b, const struct sbx_usage *u, int run)
+{
+	jbuf_printf(b, "{\"cpu_user_ms\":%ld,\"cpu_sys_ms\":%ld,\"max_rss_kib\":%ld",
+		    u->cpu_user_ms, u->cpu_sys_ms, u->max_rss_kib);
+	if (run && u->cgroup) {
+		jbuf_printf(b, ",\"memory_bound\":\"cgroup v%d\",\"memory_peak_kib\":", u->cgroup);
+		jbuf_printf(b, u->memory_peak_kib < 0 ? "null" : "%ld", u->memory_peak_kib);
+		jbuf_puts(b, ",\"oom_kills\":");
+		jbuf_printf(b, u->oom_kills < 0 ? "null" : "%ld", u->oom_kills);
+	}
+	else if (run)
+		jbuf_puts(b, ",\"memory_bound\":\"none\",\"memory_peak_kib\":null,"
+			  "\"oom_kills\":null");
+	jbuf_puts(b, "}");
+}
+
 void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 {
 	const struct sbx_result *res = rr->res;
@@ -228,11 +246,18 @@ void resp_codellm(struct jbuf *b, const struct resp_run *rr)
 			    br->killed && res->end == SBX_END_TIMEOUT ? "true" : "false",
 			    br->duration_ms);
 		block_stderr(b, br);
-		jbuf_printf(b, ",\"stderr_bytes\":%llu,\"stdout_bytes\":%llu}",
+		jbuf_printf(b, ",\"stderr_bytes\":%llu,\"stdout_bytes\":%llu,\"usage\":",
 			    (unsigned long long)br->err_bytes,
 			    (unsigned long long)br->out_bytes);
+		resp_usage(b, &br->usage, 0);
+		jbuf_puts(b, "}");
 	}
 	jbuf_puts(b, "],");
+	if (res) {
+		jbuf_puts(b, "\"usage\":");
+		resp_usage(b, &res->usage, 1);
+		jbuf_puts(b, ",");
+	}
 	resp_skipped_fences(b, r);
 	if (rr->changes >= 0)
 		jbuf_printf(b, ",\"changes\":%ld", rr->changes);

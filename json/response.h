@@ -61,6 +61,9 @@ void resp_completion(struct jbuf *b, const struct resp_run *rr);
  * counted. */
 void resp_skipped_fences(struct jbuf *b, const struct chat_request *r);
 /* The "codellm" extension object alone. */
+/* A run's (run: with how its memory was bounded) or a block's usage
+ * (sandbox/result.h: struct sbx_usage). */
+void resp_usage(struct jbuf *b, const struct sbx_usage *u, int run);
 void resp_codellm(struct jbuf *b, const struct resp_run *rr);
 
 /* Agent mode: finish_reason tool_calls, content "", the given tool_calls

@@ -422,6 +422,8 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	/* seccomp last: everything above needed calls it denies */
 	if ((L & SBX_BIT(SBX_L_SECCOMP)) && (rc = sbx_seccomp_apply(&pol->bpf)) < 0)
 		child_fail(f->ready, "seccomp", -rc);
+	if ((L & SBX_BIT(SBX_L_SECCOMP)) && pol->no_memfd && (rc = sbx_seccomp_deny_memfd()) < 0)
+		child_fail(f->ready, "seccomp", -rc);
 #if SBX_SHARED_START
 	if (quiet_wr >= 0)
 		quiet_exec(argv, envp, f->ready, f->go_rd, sync_rd, quiet_wr);

@@ -75,6 +75,7 @@ int sbx_seccomp_prebuilt(int netlink_route, struct sbx_bpf *ret);
 /* (Re)load pol->bpf for where pol->net puts the block. */
 int sbx_policy_seccomp(struct sbx_policy *pol);
 int sbx_seccomp_apply(const struct sbx_bpf *b);
+int sbx_seccomp_deny_memfd(void);
 int sbx_seccomp_available(void);
 void sbx_bpf_free(struct sbx_bpf *b);
 void sbx_cpu_rlimit(const struct sbx_limits *l, double timeout_s,
@@ -262,5 +263,18 @@ void sbx_capture_tail(struct sbx_capture *c, size_t limit, const void *data, siz
 void sbx_capture_free(struct sbx_capture *c);
 /* The run's exit status and the block that decided it (result.h). */
 void sbx_result_decide(struct sbx_result *r);
+
+/* sandbox/cgroup.c: the run's own cgroup. create: 0, or -errno with
+ * cg->why (cg->version 0: none); owner: the uid the handler becomes
+ * before the run ends (it removes the cgroup then), or -1. enter/leave
+ * move the calling process in and out. */
+void sbx_cgroup_init(struct sbx_cgroup *cg);
+int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
+		      unsigned long long pids_max, uid_t owner);
+int sbx_cgroup_enter(struct sbx_cgroup *cg);
+int sbx_cgroup_leave(struct sbx_cgroup *cg);
+void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u);
+int sbx_cgroup_remove(struct sbx_cgroup *cg);
+void sbx_cgroup_close(struct sbx_cgroup *cg);
 
 #endif

@@ -68,6 +68,18 @@ int sbx_self_test(const struct sbx_config *cfg, struct sbx_health *ret)
 		sbx_pipeline_abort(&p);
 	}
 	sbx_run_layers(&run, p.missing, &ret->layers);
+	if (run.cg.version)
+		snprintf(ret->memory, sizeof ret->memory,
+			 "memory: each run's cgroup (v%d, below %.200s), at most %llu bytes",
+			 run.cg.version, run.cg.home, run.cg.limit);
+	else if (cfg->run_memory_max)
+		snprintf(ret->memory, sizeof ret->memory,
+			 "memory: unbounded by cgroup (%s); memfd_create refused, each "
+			 "process bounded by its rlimits", run.cg.why);
+	else
+		snprintf(ret->memory, sizeof ret->memory,
+			 "memory: unbounded by cgroup (--run-memory-max 0); memfd_create "
+			 "refused, each process bounded by its rlimits");
 	sbx_pipeline_free(&p);
 	sbx_run_finish(&run);
 	return ret->available;

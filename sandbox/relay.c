@@ -10,11 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+
+static long tv_ms(struct timeval tv)
+{
+	return (long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static void set_usage(struct sbx_block_result *r, const struct rusage *ru)
+{
+	r->usage.cpu_user_ms = tv_ms(ru->ru_utime);
+	r->usage.cpu_sys_ms = tv_ms(ru->ru_stime);
+	r->usage.max_rss_kib = ru->ru_maxrss;
+}
 
 static void set_result(struct sbx_block_result *r, int status, long t0)
 {
@@ -43,6 +56,7 @@ static int init_status(int ready_fd, int status)
 
 static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 {
+	struct rusage ru;
 	siginfo_t si;
 	int status;
 
@@ -59,12 +73,13 @@ static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		for (size_t i = 0; i < p->n; i++)
 			if (p->pids[i] == w)
 				kill(-w, SIGKILL);
-		if (waitpid(w, &status, 0) != w)
+		if (wait4(w, &status, 0, &ru) != w)
 			return;
 		for (size_t i = 0; i < p->n; i++) {
 			if (p->pids[i] != w)
 				continue;
 			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
+			set_usage(&p->r.res[i], &ru);
 			p->pids[i] = -1;
 			(*live)--;
 		}
@@ -74,6 +89,7 @@ static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 {
 	for (size_t i = 0; i < p->n; i++) {
+		struct rusage ru;
 		int status;
 
 		if (p->pids[i] <= 0)
@@ -81,8 +97,9 @@ static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		kill(-p->pids[i], SIGKILL);
 		kill(p->pids[i], SIGKILL);
 		p->r.res[i].killed = 1;
-		if (waitpid(p->pids[i], &status, 0) == p->pids[i]) {
+		if (wait4(p->pids[i], &status, 0, &ru) == p->pids[i]) {
 			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
+			set_usage(&p->r.res[i], &ru);
 			(*live)--;
 		}
 		p->pids[i] = -1;
@@ -412,6 +429,8 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 	}
 	p->r.duration_ms = sbx_now_ms() - f->t0;
 	sbx_result_decide(&p->r);
+	/* every block has ended: what the run's cgroup saw */
+	sbx_cgroup_stats(p->pol->cg, &p->r.usage);
 	free(pfd);
 	free(scratch);
 	sbx_free_fds(p, f);
@@ -430,4 +449,13 @@ void sbx_result_decide(struct sbx_result *r)
 		}
 	if (r->end == SBX_END_TIMEOUT)
 		r->exit_code = 124;
+	memset(&r->usage, 0, sizeof r->usage);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct sbx_usage *u = &r->res[i].usage;
+
+		r->usage.cpu_user_ms += u->cpu_user_ms;
+		r->usage.cpu_sys_ms += u->cpu_sys_ms;
+		if (u->max_rss_kib > r->usage.max_rss_kib)
+			r->usage.max_rss_kib = u->max_rss_kib;
+	}
 }

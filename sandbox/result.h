@@ -87,6 +87,22 @@ struct sbx_artifacts {
 	size_t truncated;	/* entries past SBX_ARTIFACTS_LISTED */
 };
 
+/* What processes cost, from the kernel's accounting (wait4's rusage of
+ * a block's first process, which holds every process of the block it
+ * or its init reaped): CPU time in user and system mode, and the
+ * largest resident set any one of those processes had (not a sum). */
+struct sbx_usage {
+	long cpu_user_ms;
+	long cpu_sys_ms;
+	long max_rss_kib;
+	/* the run's cgroup (sandbox/cgroup.c), -1 without one: the most
+	 * memory its processes held together (memory.peak, v1's
+	 * max_usage_in_bytes) and how many the kernel killed at its bound */
+	long memory_peak_kib;
+	long oom_kills;
+	int cgroup;		/* the cgroup version, 0: none */
+};
+
 struct sbx_block_result {
 	int exit_code;		/* 0..255, 128+N after a signal */
 	int signal;		/* terminating signal or 0 */
@@ -96,6 +112,7 @@ struct sbx_block_result {
 	struct sbx_capture err;	/* stderr, its last max_stderr bytes */
 	uint64_t err_bytes;	/* stderr produced */
 	uint64_t out_bytes;	/* stdout produced */
+	struct sbx_usage usage;
 };
 
 struct sbx_tap {
@@ -128,6 +145,8 @@ struct sbx_result {
 	 * block when all succeeded): set once, when the relay ends */
 	int exit_code;
 	size_t decider;
+	/* the blocks' CPU times summed, the largest of their peaks */
+	struct sbx_usage usage;
 	/* the limits the run had, for messages */
 	size_t max_stdout, max_tap;
 	double timeout_s;
@@ -151,6 +170,9 @@ struct sbx_health {
 	struct sbx_layers layers;
 	int failed_layer;	/* when not available: enum sbx_layer, or -1 */
 	char error[256];
+	/* how a run's memory is bounded here: "memory: each run's cgroup
+	 * ..." or "memory: unbounded by cgroup (why) ..." */
+	char memory[512];
 };
 
 #endif

@@ -190,6 +190,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	memset(run, 0, sizeof *run);
 	run->dir.root_fd = -1;
 	run->code_fd = -1;
+	sbx_cgroup_init(&run->cg);
 	pol->files.init_fd = -1;
 	*ret_layer = -1;
 	pol->mode = cfg->mode;
@@ -204,6 +205,17 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (cfg->sysroot && !(pol->layers & SBX_BIT(SBX_L_ROOT)))
 		return fail(SBX_L_ROOT, ENOTSUP, &e, "root: an environment's trees are bound "
 			    "into the block's own root, which --sandbox off does not build");
+	/* the run's cgroup, while a root handler is still root (it
+	 * becomes its slot's uid below); without one, nothing bounds what
+	 * a block keeps in memfds (a file each, --max-file-bytes, as many as
+	 * it has descriptors): memfd_create fails as on an old kernel */
+	if (cfg->run_memory_max &&
+	    sbx_cgroup_create(&run->cg, cfg->run_memory_max,
+			      cfg->lim.procs * nblocks + nblocks,
+			      geteuid() == 0 && cfg->mode != SBX_OFF ? cfg->run_uid : (uid_t)-1) == 0)
+		pol->cg = &run->cg;
+	else
+		pol->no_memfd = 1;
 	if (cfg->mode != SBX_OFF) {
 		if ((rc = choose_network(run, cfg, &e)) < 0 ||
 		    (rc = take_identity(run, cfg, &e)) < 0)
@@ -292,6 +304,7 @@ int sbx_run_finish(struct sbx_run *run)
 	run->pol.files.init_fd = -1;
 	sbx_bpf_free(&run->pol.bpf);
 	rc = sbx_rundir_unmount(&run->dir);
+	sbx_cgroup_remove(&run->cg);
 	return rc;
 }
 

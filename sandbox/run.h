@@ -18,6 +18,8 @@ struct sbx_config {
 	const char *tmp_parent;		/* run directories without the workdir layer */
 	const char *sysroot;		/* an environment's tree (sbx_env.root) the
 					 * blocks get as their system trees, or NULL */
+	unsigned long long run_memory_max;	/* --run-memory-max: the run's
+					 * cgroup's bound; 0: no cgroup */
 };
 
 struct sbx_run {
@@ -25,6 +27,7 @@ struct sbx_run {
 	struct sbx_rundir dir;
 	unsigned missing;		/* besteffort: layers absent before any block */
 	int code_fd;
+	struct sbx_cgroup cg;		/* the run's own cgroup, where it may have one */
 };
 
 /* Decide the layers and the network, make the run's directory, compile

@@ -51,6 +51,9 @@ struct sbx_policy {
 					 * their system trees and /etc, or NULL: the
 					 * host's */
 	unsigned long long shm_bytes;	/* each block's /dev/shm and SysV shm */
+	struct sbx_cgroup *cg;		/* the run's cgroup, or NULL */
+	int no_memfd;			/* no cgroup bounds memory: memfd_create
+					 * fails (ENOSYS) */
 	struct sbx_run_files files;
 };
 
@@ -58,6 +61,16 @@ struct sbx_policy {
  * blocks' working directory, HOME and TMPDIR) and `code` (block files),
  * or, with the workdir layer, a tmpfs in the handler's own mount
  * namespace. */
+/* A run's own cgroup (sandbox/cgroup.c). */
+struct sbx_cgroup {
+	int version;			/* 1 or 2; 0: none */
+	char run[4096];			/* the run's cgroup directory */
+	char home[4096];		/* the handler's own (or its v2 leaf) */
+	int run_fd, home_fd;		/* their cgroup.procs, opened as created */
+	unsigned long long limit;
+	char why[320];			/* without one: why not */
+};
+
 struct sbx_rundir {
 	char root[256];
 	char work[300];

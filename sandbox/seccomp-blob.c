@@ -4,8 +4,10 @@
  * handler does not load libseccomp. tests/unit/test_seccomp.c checks
  * the embedded filters equal a fresh compile. */
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -55,6 +57,29 @@ int sbx_seccomp_apply(const struct sbx_bpf *b)
 	if (syscall(SBX_SECCOMP_CANARY_NR) >= 0 || errno != SBX_SECCOMP_CANARY_ERRNO)
 		return -EPERM;
 	return 0;
+}
+
+/* Without a cgroup bounding the run (sandbox/cgroup.c), a second filter
+ * stacked on the first: memfd_create fails with ENOSYS, as on a kernel
+ * without it, so a block cannot keep unbounded memory in memfds (each
+ * a file of --max-file-bytes, as many as it has descriptors); programs
+ * that use memfds fall back (to /dev/shm, bounded by --shm-bytes, or to
+ * a file in /tmp, bounded by --workdir-bytes). Other architectures are
+ * the first filter's (it kills them). */
+int sbx_seccomp_deny_memfd(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_memfd_create, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? -errno : 0;
 }
 
 int sbx_seccomp_available(void)

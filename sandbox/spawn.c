@@ -570,9 +570,25 @@ static int start_once(struct sbx_pipeline *p)
 		close(go[0]);
 		return start_fail(p, f, "stdin", errno);
 	}
+	/* every block is born in the run's cgroup: the handler is in it
+	 * while it creates them (its memory there is a few pages) */
+	if (pol->cg && (rc = sbx_cgroup_enter(pol->cg)) < 0) {
+		close(go[0]);
+		sbx_close_fd(&in);
+		snprintf(p->error, sizeof p->error, "the run's cgroup %.200s: %s", pol->cg->run,
+			 strerror(-rc));
+		return start_fail(p, f, "cgroup", -rc);
+	}
 	for (size_t i = 0; i < p->n; i++)
-		if ((rc = spawn_block(p, f, i, flags, own_ipc, &in, go)) < 0)
+		if ((rc = spawn_block(p, f, i, flags, own_ipc, &in, go)) < 0) {
+			sbx_cgroup_leave(pol->cg);
 			return rc;
+		}
+	if (pol->cg && (rc = sbx_cgroup_leave(pol->cg)) < 0) {
+		close(go[0]);
+		snprintf(p->error, sizeof p->error, "leaving the run's cgroup: %s", strerror(-rc));
+		return start_fail(p, f, "cgroup", -rc);
+	}
 	close(go[0]);
 	/* The last block's IPC namespace stays the handler's too, until it
 	 * exits after the answer: letting go here would mean making a third

@@ -48,6 +48,8 @@ static void test_ran(void)
 		.route = "POST /v1/chat/completions", .status = 200, .mode = "run",
 		.model = "python", .blocks = 2, .langs = "python,bash", .code_sha256 = SHA,
 		.has_result = 1, .exit_code = 0, .duration_ms = 12, .sandbox = "full net=none",
+		.cpu_user_ms = 9, .cpu_sys_ms = 2, .max_rss_kib = 20480,
+		.cgroup = 1, .memory_peak_kib = 30000, .oom_kills = 1,
 	};
 	static const char *const want[] = {
 		"MESSAGE=codellm: POST /v1/chat/completions 200: ran 2 block(s) (python,bash), "
@@ -58,7 +60,9 @@ static void test_ran(void)
 		"CODELLM_MODE=run", "CODELLM_MODEL=python", "CODELLM_BLOCKS=2",
 		"CODELLM_LANGS=python,bash", "CODELLM_CODE_SHA256=" SHA,
 		"CODELLM_EXIT_CODE=0", "CODELLM_TIMED_OUT=false", "CODELLM_DURATION_MS=12",
-		"CODELLM_SANDBOX=full net=none", NULL,
+		"CODELLM_CPU_USER_MS=9", "CODELLM_CPU_SYS_MS=2", "CODELLM_MAX_RSS_KIB=20480",
+		"CODELLM_MEMORY_BOUND=cgroup v1", "CODELLM_MEMORY_PEAK_KIB=30000",
+		"CODELLM_OOM_KILLS=1", "CODELLM_SANDBOX=full net=none", NULL,
 	};
 
 	same_fields(&a, want, "ran, exit 0, 200 (info)");
@@ -82,7 +86,8 @@ static void test_ran_agent(void)
 		"CODELLM_MODE=agent", "CODELLM_MODEL=codellm", "CODELLM_BLOCKS=1",
 		"CODELLM_LANGS=python", "CODELLM_CODE_SHA256=" SHA,
 		"CODELLM_EXIT_CODE=124", "CODELLM_TIMED_OUT=true", "CODELLM_DURATION_MS=5000",
-		"CODELLM_SANDBOX=full net=none missing=landlock",
+		"CODELLM_CPU_USER_MS=0", "CODELLM_CPU_SYS_MS=0", "CODELLM_MAX_RSS_KIB=0",
+		"CODELLM_MEMORY_BOUND=none", "CODELLM_SANDBOX=full net=none missing=landlock",
 		"CODELLM_WRITE_PATHS=notes/a.md\nb\\x0a.md [4 bytes]",
 		"CODELLM_RETRY_COUNT=1", NULL,
 	};
@@ -157,7 +162,9 @@ static void test_json(void)
 		"\"CODELLM_MODEL\":\"m\\\"x\\\\\",\"CODELLM_BLOCKS\":\"1\","
 		"\"CODELLM_LANGS\":\"python\",\"CODELLM_CODE_SHA256\":\"" SHA "\","
 		"\"CODELLM_EXIT_CODE\":\"0\",\"CODELLM_TIMED_OUT\":\"false\","
-		"\"CODELLM_DURATION_MS\":\"0\",\"CODELLM_SANDBOX\":\"native net=none\","
+		"\"CODELLM_DURATION_MS\":\"0\",\"CODELLM_CPU_USER_MS\":\"0\","
+		"\"CODELLM_CPU_SYS_MS\":\"0\",\"CODELLM_MAX_RSS_KIB\":\"0\","
+		"\"CODELLM_MEMORY_BOUND\":\"none\",\"CODELLM_SANDBOX\":\"native net=none\","
 		"\"CODELLM_WRITE_PATHS\":\"a.md\\nb\\u0000\xef\xbf\xbd.md\"}\n";
 	struct audit_fields f;
 	struct jbuf b = { 0 };

@@ -93,11 +93,13 @@ static void test_health(void)
 	h.layers = (struct sbx_layers){ SBX_NATIVE, SBX_NET_OWN, 0, 0, 0 };
 	h.failed_layer = SBX_L_LANDLOCK;
 	snprintf(h.error, sizeof h.error, "landlock: \"ABI\" 2");
+	snprintf(h.memory, sizeof h.memory, "memory: unbounded by cgroup (\"x\")");
 	resp_health_sandbox(&b, &h);
 	tap_ok(!strcmp(jbuf_cstr(&b),
 		       "{\"mode\":\"native\",\"available\":false,\"userns\":true,"
 		       "\"landlock_abi\":0,\"seccomp\":true,\"cgroup2\":false,\"sandbox\":"
 		       "{\"mode\":\"native\",\"layers\":[],\"missing\":[],\"net\":\"own\"},"
+		       "\"memory\":\"memory: unbounded by cgroup (\\\"x\\\")\","
 		       "\"failed_layer\":\"landlock\",\"error\":\"landlock: \\\"ABI\\\" 2\"}"),
 	       "health: unavailable names the layer and escapes the reason");
 	b.len = 0;

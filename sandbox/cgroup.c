@@ -1,0 +1,426 @@
+/* A run's own memory cgroup (issue 32): the inner wall that bounds
+ * everything a run's processes hold in memory (their heaps, shared
+ * anonymous mappings, memfd and tmpfs pages, SysV segments), which no
+ * per-process rlimit does. The unit's MemoryMax= stays the outer wall.
+ *
+ * Where the handler may write one:
+ * - cgroup v2 with the memory controller: below the handler's own
+ *   cgroup (Delegate=yes gives a unit's handler its cgroup). Controllers
+ *   are enabled in a cgroup's subtree only while it holds no process,
+ *   so a handler alone in its cgroup moves itself into a leaf first
+ *   (codellm-handler-PID); one that shares its cgroup (systemd-socket-
+ *   activate beside it) cannot, and gets no run cgroup.
+ * - cgroup v1's memory hierarchy (hybrid hosts), where the handler may
+ *   make a directory below its own memory cgroup: a root handler.
+ * Runs' cgroups are OWN/codellm/run-PID. OWN/codellm is made once, mode
+ * 01777 like /tmp: a root handler becomes its slot's uid before the run
+ * (THREATS.md #17) and gives the run's cgroup to that uid, which may
+ * then remove it at the end and nobody else's (the files inside, the
+ * limits among them, stay root's). The handler moves itself into the
+ * run's cgroup while it creates the blocks, so that every block process
+ * is born there (none runs a moment outside), and back before the
+ * blocks' code runs (but a lone block's, released at once). What a
+ * handler killed before its end leaves (an empty cgroup) the next one
+ * removes. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/internal.h"
+
+/* Whether `word` is one of the words of s (separated by any of sep). */
+static int word_in(const char *s, const char *sep, const char *word)
+{
+	size_t wl = strlen(word);
+
+	while (*s) {
+		size_t n = strcspn(s, sep);
+
+		if (n == wl && !strncmp(s, word, wl))
+			return 1;
+		s += n;
+		s += strspn(s, sep);
+	}
+	return 0;
+}
+
+/* The directory of this process's cgroup in the hierarchy whose mount
+ * matches (v2: fstype cgroup2; v1: fstype cgroup with the memory
+ * option), from /proc/self/mountinfo and /proc/self/cgroup. */
+static int own_dir(int v2, char *dir, size_t len)
+{
+	char line[4096], mnt[PATH_MAX] = "", mroot[PATH_MAX] = "", path[PATH_MAX] = "";
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	size_t rl;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		char root[PATH_MAX], point[PATH_MAX], fstype[64], super[1024];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+		    sscanf(dash + 3, "%63s %*s %1023s", fstype, super) != 2)
+			continue;
+		if (v2 ? strcmp(fstype, "cgroup2") != 0 :
+			 strcmp(fstype, "cgroup") != 0 || !word_in(super, ",", "memory"))
+			continue;
+		snprintf(mnt, sizeof mnt, "%s", point);
+		snprintf(mroot, sizeof mroot, "%s", root);
+		break;
+	}
+	fclose(f);
+	if (!mnt[0])
+		return -ENOENT;
+	if (!(f = fopen("/proc/self/cgroup", "re")))
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		if (v2 ? !strcmp(line, "0") && c1[1] == '\0' :
+			 word_in(c1 + 1, ",", "memory")) {
+			snprintf(path, sizeof path, "%s", c2 + 1);
+			path[strcspn(path, "\n")] = '\0';
+			break;
+		}
+	}
+	fclose(f);
+	if (!path[0])
+		return -ENOENT;
+	/* a mount of a subtree (a container's) shows the path below it */
+	rl = strlen(mroot);
+	if (strcmp(mroot, "/") && !strncmp(path, mroot, rl) && (path[rl] == '/' || !path[rl]))
+		memmove(path, path + rl, strlen(path + rl) + 1);
+	if ((size_t)snprintf(dir, len, "%s%s", mnt, strcmp(path, "/") ? path : "") >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int write_at(const char *dir, const char *file, const char *val)
+{
+	char p[PATH_MAX + 64];
+	int fd, rc = 0;
+	size_t n = strlen(val);
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, n) != (ssize_t)n)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int read_at(const char *dir, const char *file, char *buf, size_t len)
+{
+	char p[PATH_MAX + 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static int has_file(const char *dir, const char *file)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	return access(p, F_OK) == 0;
+}
+
+/* The value after `key ` in a flat-keyed file (memory.events,
+ * memory.oom_control), or -1. */
+static long long keyed(const char *dir, const char *file, const char *key)
+{
+	char buf[2048], *p;
+	size_t kl = strlen(key);
+
+	if (read_at(dir, file, buf, sizeof buf) < 0)
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ' ')
+			return strtoll(p + kl + 1, NULL, 10);
+	return -1;
+}
+
+static int pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* Empty cgroups of handlers that are gone (killed before their end):
+ * in `dir`, entries PREFIX-PID whose PID is no more. */
+static void sweep(const char *dir, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char p[PATH_MAX + 300];
+
+		if (strncmp(e->d_name, prefix, pl) || pid_alive((pid_t)atol(e->d_name + pl)))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		rmdir(p);
+	}
+	closedir(d);
+}
+
+/* OWN/codellm: where the runs' cgroups are, 01777 (see the top). */
+static int runs_parent(int v, const char *own, char *dir, size_t len)
+{
+	struct stat st;
+
+	if ((size_t)snprintf(dir, len, "%s/codellm", own) >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if ((st.st_mode & 07777) != 01777 && chmod(dir, 01777) < 0)
+		return -errno;
+	if (v == 2) {
+		char buf[512];
+
+		if (read_at(dir, "cgroup.subtree_control", buf, sizeof buf) < 0 ||
+		    !word_in(buf, " \n", "memory")) {
+			int rc = write_at(dir, "cgroup.subtree_control", "+memory +pids");
+
+			if (rc < 0 && (rc = write_at(dir, "cgroup.subtree_control", "+memory")) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Moves this process into the cgroup whose cgroup.procs fd is given. */
+static int move_self(int procs_fd)
+{
+	char pid[24];
+	int n = snprintf(pid, sizeof pid, "%d", (int)getpid());
+
+	if (procs_fd < 0)
+		return -EBADF;
+	return pwrite(procs_fd, pid, (size_t)n, 0) == n ? 0 : -errno;
+}
+
+static int open_procs(const char *dir)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof p, "%s/cgroup.procs", dir);
+	return open(p, O_WRONLY | O_CLOEXEC);
+}
+
+/* v2: the handler's cgroup must list memory in its subtree_control. */
+static int v2_ready(struct sbx_cgroup *cg, const char *own)
+{
+	char buf[512], leaf[PATH_MAX];
+	int rc, fd;
+
+	if (read_at(own, "cgroup.controllers", buf, sizeof buf) < 0 ||
+	    !word_in(buf, " \n", "memory"))
+		return -ENOTSUP;
+	if (read_at(own, "cgroup.subtree_control", buf, sizeof buf) >= 0 &&
+	    word_in(buf, " \n", "memory"))
+		return 0;
+	rc = write_at(own, "cgroup.subtree_control", "+memory +pids");
+	if (rc != -EBUSY)
+		return rc < 0 ? write_at(own, "cgroup.subtree_control", "+memory") : 0;
+	/* processes in it: only this one may be moved out, into a leaf */
+	if (read_at(own, "cgroup.procs", buf, sizeof buf) < 0 ||
+	    strtol(buf, NULL, 10) != getpid() || strchr(buf, '\n') != buf + strlen(buf) - 1)
+		return -EBUSY;
+	if ((size_t)snprintf(leaf, sizeof leaf, "%s/codellm-handler-%d", own, (int)getpid()) >=
+	    sizeof leaf)
+		return -ENAMETOOLONG;
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	fd = open_procs(leaf);
+	rc = fd < 0 ? -errno : move_self(fd);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		return rc;
+	snprintf(cg->home, sizeof cg->home, "%s", leaf);
+	rc = write_at(own, "cgroup.subtree_control", "+memory +pids");
+	return rc < 0 ? write_at(own, "cgroup.subtree_control", "+memory") : 0;
+}
+
+void sbx_cgroup_init(struct sbx_cgroup *cg)
+{
+	memset(cg, 0, sizeof *cg);
+	cg->run_fd = -1;
+	cg->home_fd = -1;
+}
+
+/* Removes the run's cgroup, killing what is left in it: 0 or -errno. */
+static int remove_dir(const char *run, int version)
+{
+	int rc = 0;
+
+	if (version == 2 && has_file(run, "cgroup.kill"))
+		write_at(run, "cgroup.kill", "1");
+	/* what is still dying leaves within moments; a process outside a
+	 * PID namespace (--sandbox off) is killed by its pid */
+	for (int tries = 0; tries < 200; tries++) {
+		char buf[4096], *p;
+
+		if (rmdir(run) == 0 || errno == ENOENT)
+			return 0;
+		rc = -errno;
+		if (rc != -EBUSY)
+			break;
+		if (version == 1 && read_at(run, "cgroup.procs", buf, sizeof buf) > 0)
+			for (p = buf; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+				if (atoi(p) > 0 && atoi(p) != getpid())
+					kill(atoi(p), SIGKILL);
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+	return rc;
+}
+
+int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
+		      unsigned long long pids_max, uid_t owner)
+{
+	char own[PATH_MAX], parent[PATH_MAX], val[32];
+	int rc;
+
+	sbx_cgroup_init(cg);
+	for (int v = 2; v >= 1; v--) {
+		if (own_dir(v == 2, own, sizeof own) < 0)
+			continue;
+		snprintf(cg->home, sizeof cg->home, "%s", own);
+		rc = v == 2 ? v2_ready(cg, own) : 0;
+		if (rc < 0) {
+			snprintf(cg->why, sizeof cg->why, "cgroup v2 %.200s: %s", own, strerror(-rc));
+			continue;
+		}
+		if (v == 2)
+			sweep(own, "codellm-handler-");
+		if ((rc = runs_parent(v, own, parent, sizeof parent)) < 0) {
+			snprintf(cg->why, sizeof cg->why, "cgroup v%d %.200s: %s", v, own, strerror(-rc));
+			continue;
+		}
+		sweep(parent, "run-");
+		if ((size_t)snprintf(cg->run, sizeof cg->run, "%s/run-%d", parent,
+				     (int)getpid()) >= sizeof cg->run)
+			continue;
+		if (mkdir(cg->run, 0755) < 0 && errno != EEXIST) {
+			snprintf(cg->why, sizeof cg->why, "cgroup v%d %.200s: %s", v, parent,
+				 strerror(errno));
+			continue;
+		}
+		cg->version = v;
+		snprintf(val, sizeof val, "%llu", memory_max);
+		if (v == 2) {
+			rc = write_at(cg->run, "memory.max", val);
+			if (!rc && has_file(cg->run, "memory.swap.max"))
+				rc = write_at(cg->run, "memory.swap.max", "0");
+			if (!rc && pids_max && has_file(cg->run, "pids.max")) {
+				snprintf(val, sizeof val, "%llu", pids_max);
+				rc = write_at(cg->run, "pids.max", val);
+			}
+		} else {
+			rc = write_at(cg->run, "memory.limit_in_bytes", val);
+			/* with swap accounting, memory and swap together:
+			 * nothing of the run goes to swap instead */
+			if (!rc && has_file(cg->run, "memory.memsw.limit_in_bytes"))
+				rc = write_at(cg->run, "memory.memsw.limit_in_bytes", val);
+		}
+		/* the uid the handler becomes removes it at the end */
+		if (!rc && owner != (uid_t)-1 && owner != geteuid() &&
+		    chown(cg->run, owner, (gid_t)-1) < 0)
+			rc = -errno;
+		if (!rc) {
+			cg->run_fd = open_procs(cg->run);
+			cg->home_fd = open_procs(cg->home);
+			rc = cg->run_fd < 0 || cg->home_fd < 0 ? -errno : 0;
+		}
+		if (rc < 0) {
+			snprintf(cg->why, sizeof cg->why, "cgroup v%d %.200s: %s", v, cg->run,
+				 strerror(-rc));
+			sbx_cgroup_remove(cg);
+			continue;
+		}
+		cg->limit = memory_max;
+		return 0;
+	}
+	if (!cg->why[0])
+		snprintf(cg->why, sizeof cg->why, "no cgroup v2 with the memory controller "
+			 "and no cgroup v1 memory hierarchy");
+	return -ENOTSUP;
+}
+
+int sbx_cgroup_enter(struct sbx_cgroup *cg)
+{
+	return cg && cg->version ? move_self(cg->run_fd) : 0;
+}
+
+int sbx_cgroup_leave(struct sbx_cgroup *cg)
+{
+	return cg && cg->version ? move_self(cg->home_fd) : 0;
+}
+
+void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u)
+{
+	char buf[64];
+	long long v;
+
+	u->memory_peak_kib = -1;
+	u->oom_kills = -1;
+	u->cgroup = cg ? cg->version : 0;
+	if (!cg || !cg->version)
+		return;
+	if (read_at(cg->run, cg->version == 2 ? "memory.peak" : "memory.max_usage_in_bytes",
+		    buf, sizeof buf) > 0)
+		u->memory_peak_kib = strtoll(buf, NULL, 10) / 1024;
+	v = keyed(cg->run, cg->version == 2 ? "memory.events" : "memory.oom_control", "oom_kill");
+	u->oom_kills = v;
+}
+
+int sbx_cgroup_remove(struct sbx_cgroup *cg)
+{
+	int rc = 0;
+
+	if (cg->version && cg->run[0]) {
+		sbx_cgroup_leave(cg);
+		rc = remove_dir(cg->run, cg->version);
+	}
+	sbx_cgroup_close(cg);
+	cg->version = 0;
+	return rc;
+}
+
+void sbx_cgroup_close(struct sbx_cgroup *cg)
+{
+	if (cg->run_fd >= 0)
+		close(cg->run_fd);
+	if (cg->home_fd >= 0)
+		close(cg->home_fd);
+	cg->run_fd = cg->home_fd = -1;
+}
