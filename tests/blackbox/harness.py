@@ -708,6 +708,25 @@ def private_journal():
     return None
 
 
+def stderr_audit_records(server, rid, wait=20.0):
+    """The audit records of request rid that the server's handlers wrote
+    to standard error as JSON lines (no journal listens), once there is
+    one (a handler sends it after the answer's end), or none after
+    `wait` s."""
+    deadline = time.time() + wait
+    while True:
+        out = []
+        for ln in server.log_text().splitlines():
+            if ln.startswith("{") and rid in ln:
+                try:
+                    out.append(json.loads(ln))
+                except ValueError:
+                    pass
+        if out or time.time() > deadline:
+            return out
+        time.sleep(0.05)
+
+
 def journal_records(until=None, wait=20.0):
     """Every codellm record in the private journal, as dicts. The handler
     sends its record after the answer's end (the client does not wait

@@ -77,24 +77,6 @@ def jout(r):
         return {}
 
 
-def records(s, rid, wait=20.0):
-    """The audit records (JSON lines on the server's stderr) of request
-    rid, once there is one (the handler sends it after the answer's
-    end), or none after `wait` s."""
-    deadline = time.time() + wait
-    while True:
-        out = []
-        for ln in s.log_text().splitlines():
-            if ln.startswith("{") and rid in ln:
-                try:
-                    out.append(json.loads(ln))
-                except ValueError:
-                    pass
-        if out or time.time() > deadline:
-            return out
-        time.sleep(0.05)
-
-
 with Server("--environments", ENVDIR) as s:
     r = s.request("GET", "/v1/models")
     ids = [m.get("id") for m in (r.json or {}).get("data", [])]
@@ -120,7 +102,7 @@ with Server("--environments", ENVDIR) as s:
          "the host's /usr is not there: %s, which only the host has, is absent" % HOST_ONLY_FILE)
     t.eq(field(r, "codellm", "environment"), {"name": "tiny", "digest": M["digest"]},
          "the answer's codellm object names the environment and its digest")
-    rec = records(s, r.json["id"]) if r.json else []
+    rec = stderr_audit_records(s, r.json["id"]) if r.json else []
     t.ok(rec and rec[-1].get("CODELLM_ENVIRONMENT") == "tiny"
          and rec[-1].get("CODELLM_ENVIRONMENT_DIGEST") == M["digest"],
          "the journal record has CODELLM_ENVIRONMENT and CODELLM_ENVIRONMENT_DIGEST", rec[-1:])

@@ -63,16 +63,6 @@ MEMFD_MANY = ("import os, sys\nfds = []\nchunk = b'x' * (1 << 20)\n"
               "print('wrote', 16 * len(fds), 'MiB in', len(fds), 'memfds')")
 
 
-def records(s, rid, wait=20.0):
-    deadline = time.time() + wait
-    while True:
-        out = [json.loads(ln) for ln in s.log_text().splitlines()
-               if ln.startswith("{") and rid in ln]
-        if out or time.time() > deadline:
-            return out
-        time.sleep(0.05)
-
-
 def usage(j):
     return (j or {}).get("codellm", {}).get("usage") or {}
 
@@ -124,7 +114,7 @@ with Server("--debug") as s:
          "the run's cgroup (%s) saw a memory peak of at least 200 MiB (%s KiB), no OOM kill"
          % (cg, u.get("memory_peak_kib")), u)
     rid = r.json["id"] if r.json else "-"
-    rec = (records(s, rid) or [{}])[0]
+    rec = (stderr_audit_records(s, rid) or [{}])[0]
     t.ok(rec.get("CODELLM_CPU_USER_MS") == str(u.get("cpu_user_ms"))
          and rec.get("CODELLM_CPU_SYS_MS") == str(u.get("cpu_sys_ms"))
          and rec.get("CODELLM_MAX_RSS_KIB") == str(u.get("max_rss_kib"))
