@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,16 @@ void sandbox_config(struct sbx_config *c, int slot)
 		c->run_uid = (uid_t)(opt.slot_uid_base +
 				     (slot >= 0 ? (unsigned long long)slot : opt.max_concurrent));
 	c->share = (unsigned)opt.max_concurrent;
+	/* the slot's own cgroup, kept between its runs: named by the
+	 * runtime directory (its inode: two servers' slot 0 differ) */
+	if (slot >= 0) {
+		char dir[PATH_MAX];
+		struct stat st;
+
+		if (runtime_dir(dir, sizeof dir) == 0 && stat(dir, &st) == 0)
+			snprintf(c->cgroup_slot, sizeof c->cgroup_slot, "slot-%lx-%lx-%d",
+				 (unsigned long)st.st_dev, (unsigned long)st.st_ino, slot);
+	}
 	c->shm_bytes = opt.shm_bytes;
 	c->mode = opt.sandbox;
 	c->allow_network = opt.sandbox_network;

@@ -12,11 +12,13 @@
  *   activate beside it) cannot, and gets no run cgroup.
  * - cgroup v1's memory hierarchy (hybrid hosts), where the handler may
  *   make a directory below its own memory cgroup: a root handler.
- * Runs' cgroups are OWN/codellm/run-PID. OWN/codellm is made once, mode
- * 01777 like /tmp: a root handler becomes its slot's uid before the run
- * (THREATS.md #17) and gives the run's cgroup to that uid, which may
- * then remove it at the end and nobody else's (the files inside, the
- * limits among them, stay root's). The handler moves itself into the
+ * Runs' cgroups are OWN/codellm/slot-DEV-INO-N on v1 (one per run slot,
+ * kept between its runs) and OWN/codellm/run-PID otherwise (removed at
+ * the run's end). OWN/codellm is made once, mode 01777 like /tmp: a
+ * root handler becomes its slot's uid before the run (THREATS.md #17)
+ * and gives the run's cgroup to that uid, which may then remove it at
+ * the end and nobody else's (the files inside, the limits among them,
+ * stay root's). The handler moves itself into the
  * run's cgroup while it creates the blocks, so that every block process
  * is born there (none runs a moment outside), and back before the
  * blocks' code runs (but a lone block's, released at once). What a
@@ -278,6 +280,41 @@ void sbx_cgroup_init(struct sbx_cgroup *cg)
 	cg->home_fd = -1;
 }
 
+/* Kills what a reused cgroup still holds (a killed handler's blocks on
+ * their way out): 0 once it is empty, -EBUSY if it does not empty. */
+static int empty_v1(const char *dir)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		char buf[4096], *p;
+
+		if (read_at(dir, "cgroup.procs", buf, sizeof buf) < 0)
+			return -errno;
+		if (!buf[0])
+			return 0;
+		for (p = buf; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+			if (atoi(p) > 0 && atoi(p) != getpid())
+				kill(atoi(p), SIGKILL);
+		nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+	}
+	return -EBUSY;
+}
+
+/* v1's limit, and memory+swap as much (nothing of the run goes to swap
+ * instead); a reused cgroup may hold a memsw limit below the new one,
+ * which limit_in_bytes may not exceed: then memsw first. */
+static int limit_v1(const char *dir, const char *val)
+{
+	int memsw = has_file(dir, "memory.memsw.limit_in_bytes");
+	int rc = write_at(dir, "memory.limit_in_bytes", val);
+
+	if (rc == -EINVAL && memsw) {
+		if ((rc = write_at(dir, "memory.memsw.limit_in_bytes", val)) < 0)
+			return rc;
+		return write_at(dir, "memory.limit_in_bytes", val);
+	}
+	return rc || !memsw ? rc : write_at(dir, "memory.memsw.limit_in_bytes", val);
+}
+
 /* Removes the run's cgroup, killing what is left in it: 0 or -errno. */
 static int remove_dir(const char *run, int version)
 {
@@ -305,7 +342,7 @@ static int remove_dir(const char *run, int version)
 }
 
 int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
-		      unsigned long long pids_max, uid_t owner)
+		      unsigned long long pids_max, uid_t owner, const char *slot)
 {
 	char own[PATH_MAX], parent[PATH_MAX], val[32];
 	int rc;
@@ -327,8 +364,15 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 			continue;
 		}
 		sweep(parent, "run-");
-		if ((size_t)snprintf(cg->run, sizeof cg->run, "%s/run-%d", parent,
-				     (int)getpid()) >= sizeof cg->run)
+		/* v1: a slot's cgroup is kept and used again by the slot's next
+		 * run (a fresh memory cgroup costs python about 5 ms here, a
+		 * kept one nothing); v2's memory.peak cannot be reset for the
+		 * next run, so each v2 run has a cgroup of its own */
+		cg->reused = v == 1 && slot;
+		if (cg->reused ? (size_t)snprintf(cg->run, sizeof cg->run, "%s/%s", parent, slot) >=
+				 sizeof cg->run :
+				 (size_t)snprintf(cg->run, sizeof cg->run, "%s/run-%d", parent,
+						  (int)getpid()) >= sizeof cg->run)
 			continue;
 		if (mkdir(cg->run, 0755) < 0 && errno != EEXIST) {
 			snprintf(cg->why, sizeof cg->why, "cgroup v%d %.200s: %s", v, parent,
@@ -346,11 +390,13 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 				rc = write_at(cg->run, "pids.max", val);
 			}
 		} else {
-			rc = write_at(cg->run, "memory.limit_in_bytes", val);
-			/* with swap accounting, memory and swap together:
-			 * nothing of the run goes to swap instead */
-			if (!rc && has_file(cg->run, "memory.memsw.limit_in_bytes"))
-				rc = write_at(cg->run, "memory.memsw.limit_in_bytes", val);
+			rc = cg->reused ? empty_v1(cg->run) : 0;
+			if (!rc)
+				rc = limit_v1(cg->run, val);
+			/* the peak from this run on; the OOM kills counted from here */
+			if (!rc && cg->reused)
+				rc = write_at(cg->run, "memory.max_usage_in_bytes", "0");
+			cg->oom_base = cg->reused ? keyed(cg->run, "memory.oom_control", "oom_kill") : 0;
 		}
 		/* the uid the handler becomes removes it at the end */
 		if (!rc && owner != (uid_t)-1 && owner != geteuid() &&
@@ -400,7 +446,7 @@ void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u)
 		    buf, sizeof buf) > 0)
 		u->memory_peak_kib = strtoll(buf, NULL, 10) / 1024;
 	v = keyed(cg->run, cg->version == 2 ? "memory.events" : "memory.oom_control", "oom_kill");
-	u->oom_kills = v;
+	u->oom_kills = v >= 0 && cg->oom_base > 0 ? v - cg->oom_base : v;
 }
 
 int sbx_cgroup_remove(struct sbx_cgroup *cg)
@@ -409,7 +455,8 @@ int sbx_cgroup_remove(struct sbx_cgroup *cg)
 
 	if (cg->version && cg->run[0]) {
 		sbx_cgroup_leave(cg);
-		rc = remove_dir(cg->run, cg->version);
+		/* a slot's is kept for its next run */
+		rc = cg->reused ? 0 : remove_dir(cg->run, cg->version);
 	}
 	sbx_cgroup_close(cg);
 	cg->version = 0;

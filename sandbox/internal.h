@@ -266,11 +266,12 @@ void sbx_result_decide(struct sbx_result *r);
 
 /* sandbox/cgroup.c: the run's own cgroup. create: 0, or -errno with
  * cg->why (cg->version 0: none); owner: the uid the handler becomes
- * before the run ends (it removes the cgroup then), or -1. enter/leave
- * move the calling process in and out. */
+ * before the run ends (it removes the cgroup then), or -1; slot: a name
+ * unique to the run's slot (kept and used again on v1), or NULL.
+ * enter/leave move the calling process in and out. */
 void sbx_cgroup_init(struct sbx_cgroup *cg);
 int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
-		      unsigned long long pids_max, uid_t owner);
+		      unsigned long long pids_max, uid_t owner, const char *slot);
 int sbx_cgroup_enter(struct sbx_cgroup *cg);
 int sbx_cgroup_leave(struct sbx_cgroup *cg);
 void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u);

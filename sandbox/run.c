@@ -212,7 +212,8 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (cfg->run_memory_max &&
 	    sbx_cgroup_create(&run->cg, cfg->run_memory_max,
 			      cfg->lim.procs * nblocks + nblocks,
-			      geteuid() == 0 && cfg->mode != SBX_OFF ? cfg->run_uid : (uid_t)-1) == 0)
+			      geteuid() == 0 && cfg->mode != SBX_OFF ? cfg->run_uid : (uid_t)-1,
+			      cfg->cgroup_slot[0] ? cfg->cgroup_slot : NULL) == 0)
 		pol->cg = &run->cg;
 	else
 		pol->no_memfd = 1;

@@ -20,6 +20,7 @@ struct sbx_config {
 					 * blocks get as their system trees, or NULL */
 	unsigned long long run_memory_max;	/* --run-memory-max: the run's
 					 * cgroup's bound; 0: no cgroup */
+	char cgroup_slot[64];		/* the slot's cgroup name, "": none */
 };
 
 struct sbx_run {

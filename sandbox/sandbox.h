@@ -68,6 +68,8 @@ struct sbx_cgroup {
 	char home[4096];		/* the handler's own (or its v2 leaf) */
 	int run_fd, home_fd;		/* their cgroup.procs, opened as created */
 	unsigned long long limit;
+	int reused;			/* a slot's, kept for its next run (v1) */
+	long long oom_base;		/* its OOM kills before this run */
 	char why[320];			/* without one: why not */
 };
 
