@@ -89,6 +89,8 @@ int sbx_has_groups(void);
 int sbx_caps_drop(void);
 int sbx_bounding_drop(void);
 int sbx_net_is_empty(void);
+/* A child can create a user namespace (one fork, one unshare). */
+int sbx_userns_works(void);
 /* pid's uid and gid maps (setgroups denied first); pid 0: our own */
 int sbx_write_maps(pid_t pid, const char *uid_map, const char *gid_map);
 /* A block's: inside it is 65534, outside uid and gid (pid 0: our own). */
@@ -147,8 +149,6 @@ int sbx_rundir_remove(struct sbx_rundir *d);
 int sbx_remove_tree_at(int dirfd);
 
 void sbx_probe_host(struct sbx_probe *r);
-/* A child can create a user namespace (one fork, one unshare). */
-int sbx_userns_works(void);
 
 /* ---- sys.c: what every part uses ---- */
 

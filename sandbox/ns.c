@@ -390,6 +390,20 @@ int sbx_net_lo_up(void)
 
 /* ---- the shared, empty network namespace -------------------------------- */
 
+/* A child can create a user namespace (one fork, one unshare): the
+ * run's policy asks (besteffort mode) and the probe reports it. */
+int sbx_userns_works(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) < 0 ? 1 : 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int sbx_net_is_empty(void)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;

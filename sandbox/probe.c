@@ -13,18 +13,6 @@
 #include "sandbox/internal.h"
 #include "sandbox/run.h"
 
-int sbx_userns_works(void)
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) < 0 ? 1 : 0);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
-		return 0;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 void sbx_probe_host(struct sbx_probe *r)
 {
 	struct stat st;
