@@ -1,7 +1,10 @@
 /* What the entry (codellm-handler.c) and its parts share: the request's
- * context, the refusals and the answers' heads, the route bodies
- * (routes.c) and a run with its answer (run.c). Nothing outside the
- * program includes this. */
+ * context, the refusals and the answers' heads (answer.c), the route
+ * bodies (routes.c and each face's file), a run (run.c) and the face
+ * interface a run answers through. Calls go one way: the entry calls
+ * the route bodies, the faces call the run, the run calls a face only
+ * through its struct face; nothing calls the entry (tests/lint-arch).
+ * Nothing outside the program includes this. */
 #ifndef CODELLM_HANDLER_H
 #define CODELLM_HANDLER_H
 
@@ -18,8 +21,8 @@
 #include "sandbox/sandbox.h"
 
 struct route;
-struct mcp_msg;
-struct rsp_face;
+struct face;
+struct sbx_pipeline;
 
 struct ctx {
 	struct conn c;
@@ -46,11 +49,10 @@ struct ctx {
 	char st_pend[4];	/* the start of a UTF-8 sequence still arriving */
 	size_t st_npend;
 	long st_last;		/* when the last event went out */
-	/* a debug route's run (SPEC §8) instead of a chat completion */
-	enum { RUN_CHAT, RUN_DEBUG_BLOCK, RUN_DEBUG_PIPELINE, RUN_RESPONSES, RUN_MCP } run_kind;
-	struct rsp_face *rsp;	/* RUN_RESPONSES: the face's state (responses.c) */
-	size_t dbg_index;	/* run-block: the block's index in the body */
-	struct mcp_msg *mcp;	/* POST /mcp's tools/call being run, or NULL */
+	/* how the run's answer is written: chat completions, Responses,
+	 * MCP, a debug object; NULL until a route body picks one */
+	const struct face *face;
+	void *face_state;	/* the face's own, its file's type */
 	const struct route *route;	/* the request's route, once routed */
 	int head_bytes;		/* the head's length in head[] */
 	int request_read;	/* the whole request was read */
@@ -94,7 +96,7 @@ enum refusal {
 	REF_ANSWER_OOM,
 };
 
-/* ---- answering (codellm-handler.c) ---- */
+/* ---- answering (answer.c) ---- */
 
 long write_deadline(struct ctx *x);
 /* The response head; content_length -1: the body runs to the close.
@@ -103,7 +105,8 @@ void send_head(struct ctx *x, int status, const char *extra, long content_length
 	       int after_run);
 void respond(struct ctx *x, int status, const char *extra, const struct jbuf *body,
 	     int after_run);
-/* A refusal as the OpenAI error object; returns its status. */
+/* A refusal as the OpenAI error object (or in the face's words, when
+ * it has its own); returns its status. */
 __attribute__((format(printf, 4, 5)))
 int refuse(struct ctx *x, enum refusal why, const char *extra, const char *fmt, ...);
 /* A request json/ refused, as it words it; refuse_request also tells
@@ -112,30 +115,52 @@ int fail_req(struct ctx *x, const struct req_error *e);
 int refuse_request(struct ctx *x, const struct req_error *e);
 int method_is(const struct ctx *x, const char *m);
 
-/* ---- the route bodies and the commands (routes.c) ---- */
+/* ---- a face: how a run's answer is written ----
+ *
+ * Each face is one file and one table entry: chat.c (chat
+ * completions), responses.c (the Responses API), mcp.c (MCP's
+ * tools/call), debug.c (the debug routes). Its route body parses the
+ * request into a chat_request, sets x->face (and x->face_state), and
+ * calls run_request (or answer_without_run); run.c knows no face by
+ * name. In the chat modes (chat_modes) run mode's head goes out before
+ * the run, a stream is begun, fed and ended through begin, text and
+ * end, and everything else is one answer at the end; without them
+ * every answer is one object once the run ended (answer). */
+struct face {
+	unsigned chat_modes : 1;	/* run, agent and stream modes as chat's */
+	unsigned taps : 1;		/* keep what crosses each edge */
+	/* a stream's first events, its head sent (text/event-stream) */
+	void (*begin)(struct ctx *x, const struct resp_run *rr);
+	/* a stream's text, whole UTF-8 sequences: 0, or -1 (client gone) */
+	int (*text)(struct ctx *x, const char *data, size_t len);
+	/* a stream's last events; rr->res NULL when nothing ran */
+	void (*end)(struct ctx *x, struct resp_run *rr);
+	/* the answer that is not a stream; rr->res NULL when nothing ran
+	 * (answer_without_run). The status sent. */
+	int (*answer)(struct ctx *x, struct resp_run *rr);
+	/* a refusal of the handler's own (busy, sandbox) in the face's
+	 * words, its body into b; NULL: the OpenAI error object */
+	void (*refusal)(struct ctx *x, struct jbuf *b, const char *msg, int status,
+			const char *code);
+};
+
+/* ---- the route bodies (routes.c and each face's file) and the
+ * commands (routes.c) ---- */
 
 int route_healthz(struct ctx *x);
 int route_model_list(struct ctx *x);
 int route_model(struct ctx *x);
-int route_chat(struct ctx *x);
-int route_page(struct ctx *x);
+int route_chat(struct ctx *x);			/* chat.c */
+int route_responses(struct ctx *x);		/* responses.c */
+int route_responses_stateless(struct ctx *x);
+int route_mcp(struct ctx *x);			/* mcp.c */
+int route_page(struct ctx *x);			/* debug.c */
 int route_debug_blocks(struct ctx *x);
 int route_debug_run_block(struct ctx *x);
 int route_debug_run_pipeline(struct ctx *x);
 /* --probe and --check: exit statuses */
 int probe(struct ctx *x);
 int check_files(struct ctx *x, int argc, char **argv, int first);
-
-/* The run slot held (routes.c takes it before a run): given back once
- * the run's processes are gone, before the answer's end. */
-void release_slot(struct ctx *x);
-/* A run slot for this request: 0, or the status of the refusal sent. */
-int take_slot(struct ctx *x);
-/* What a request may make the handler run, hold and echo. */
-const struct req_limits *limits(void);
-/* The directory of the run slots and the files instances share
- * (--runtime-dir); 0, or -errno. */
-int runtime_dir(char *dir, size_t len);
 
 /* ---- environments (env.c) ---- */
 
@@ -157,39 +182,27 @@ int env_health(struct ctx *x, struct jbuf *b);
 /* --env-digest TREE: prints the tree's digest; the exit status. */
 int env_digest_command(int argc, char **argv, int first);
 
-/* ---- MCP (mcp.c) ---- */
-
-int route_mcp(struct ctx *x);
-/* A tools/call's answer once its run ended; the status sent. */
-int mcp_answer(struct ctx *x, const struct resp_run *rr);
-/* A refusal of the handler's own during a tools/call, as a JSON-RPC
- * error body. */
-void mcp_refusal(struct ctx *x, struct jbuf *b, const char *msg, int status,
-		 const char *code);
-
-/* ---- a run and its answer (run.c) ---- */
+/* ---- a run (run.c) ---- */
 
 struct sbx_config;
 /* The sandbox's settings from the options; slot -1: a check (no run). */
 void sandbox_config(struct sbx_config *c, int slot);
-/* Runs the request's blocks in the slot held and answers in its mode;
- * returns the status sent. */
+/* A run slot for this request: 0, or the status of the refusal sent. */
+int take_slot(struct ctx *x);
+/* The run slot held: given back once the run's processes are gone,
+ * before the answer's end. */
+void release_slot(struct ctx *x);
+/* A chat request its face checked: the environment its model names, a
+ * slot, a run, the answer through x->face; or, for a follow-up turn,
+ * the answer without a run. The status sent. */
+int run_chat(struct ctx *x, struct chat_request *r);
+/* Runs the request's blocks in the slot held and answers through
+ * x->face; returns the status sent. */
 int run_request(struct ctx *x, struct chat_request *r);
 /* A follow-up turn answered without running (the re-execution guard). */
 int answer_without_run(struct ctx *x, struct chat_request *r);
 struct agent_output;
 /* Agent mode's audit: the paths the tool calls write. */
 void audit_paths(struct audit *a, const struct agent_output *o);
-
-/* ---- the Responses API face (responses.c) ---- */
-
-int route_responses(struct ctx *x);
-int route_responses_stateless(struct ctx *x);
-/* run.c's answer modes, rendered as the Responses API renders them */
-void rsp_stream_start(struct ctx *x, const struct resp_run *rr);
-int rsp_stream_text(struct ctx *x, const char *data, size_t len);
-void rsp_stream_end(struct ctx *x, struct resp_run *rr);
-void rsp_answer_text(struct ctx *x, const struct resp_run *rr);
-int rsp_agent_answer(struct ctx *x, struct resp_run *rr);
 
 #endif

@@ -1,8 +1,9 @@
 /* POST /mcp: MCP over streamable HTTP, stateless (codellm(7), MCP). One
  * JSON-RPC request per POST; a tools/call runs as the chat completion
  * it translates to (json/mcp.c): the same parse, limits, slot, sandbox
- * and journal record; its answer is written by mcp_answer once the run
- * ended (handler/run.c's end_answer). */
+ * and journal record; its answer is the MCP face's (mcp_answer), and
+ * a refusal of the handler's own during the call a JSON-RPC error
+ * (mcp_refusal). The face's state is the call's message. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,35 @@ static int send_refused(struct ctx *x, const struct mcp_msg *m, const char *code
 	return status;
 }
 
+/* After a tools/call's run: the tool's result. */
+static int mcp_answer(struct ctx *x, struct resp_run *rr)
+{
+	const struct mcp_msg *m = x->face_state;
+	struct jbuf b = {0};
+	int status = 200;
+
+	mcp_tool_result(&b, m, rr);
+	if (b.oom)
+		status = refuse(x, REF_ANSWER_OOM, "x-should-retry: false\r\n",
+				"the answer did not fit in memory; lower --max-artifact-bytes");
+	else
+		send_body(x, m, &b, 200, 1);
+	jbuf_free(&b);
+	return status;
+}
+
+/* A refusal of the handler's own (busy, sandbox) during a tools/call:
+ * a JSON-RPC error with the refusal's status and code as its data. */
+static void mcp_refusal(struct ctx *x, struct jbuf *b, const char *msg, int status,
+			const char *code)
+{
+	const struct mcp_msg *m = x->face_state;
+
+	mcp_server_error(b, m->id, msg, status, code);
+}
+
+static const struct face mcp_face = { .answer = mcp_answer, .refusal = mcp_refusal };
+
 /* tools/call: the chat request it stands for, parsed as chat's; then a
  * slot and a run. */
 static int call_tool(struct ctx *x, struct mcp_msg *m)
@@ -130,8 +160,8 @@ static int call_tool(struct ctx *x, struct mcp_msg *m)
 		return send_refused(x, m, re.code ? re.code : "invalid_request", re.message);
 	}
 	audit_request(&x->au, &r, "run");
-	x->run_kind = RUN_MCP;
-	x->mcp = m;
+	x->face = &mcp_face;
+	x->face_state = m;
 	status = take_slot(x);
 	if (status == 0)
 		status = run_request(x, &r);
@@ -165,31 +195,10 @@ int route_mcp(struct ctx *x)
 		x->au.kind = AUDIT_NOTHING;
 		status = send_body(x, &m, &b, 200, 0);
 	}
-	x->mcp = NULL;
+	x->face = NULL;
+	x->face_state = NULL;
 	jbuf_free(&b);
 	mcp_free(&m);
 	return status;
 }
 
-/* After a tools/call's run (handler/run.c's end_answer). */
-int mcp_answer(struct ctx *x, const struct resp_run *rr)
-{
-	struct jbuf b = {0};
-	int status = 200;
-
-	mcp_tool_result(&b, x->mcp, rr);
-	if (b.oom)
-		status = refuse(x, REF_ANSWER_OOM, "x-should-retry: false\r\n",
-				"the answer did not fit in memory; lower --max-artifact-bytes");
-	else
-		send_body(x, x->mcp, &b, 200, 1);
-	jbuf_free(&b);
-	return status;
-}
-
-/* A refusal of the handler's own (busy, sandbox) during a tools/call:
- * a JSON-RPC error with the refusal's status and code as its data. */
-void mcp_refusal(struct ctx *x, struct jbuf *b, const char *msg, int status, const char *code)
-{
-	mcp_server_error(b, x->mcp->id, msg, status, code);
-}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "handler/handler.h"
 #include "handler/options.h"
 
 struct options opt = {
@@ -329,4 +330,32 @@ int parse_options(int argc, char **argv, int *cmd)
 	if (opt.max_tap_bytes == ULLONG_MAX)
 		opt.max_tap_bytes = opt.max_stdout_bytes;
 	return bad ? -1 : 0;
+}
+
+/* What a request may make the handler run, hold and echo. */
+const struct req_limits *limits(void)
+{
+	static struct req_limits lim;
+
+	unsigned long long total = opt.max_input_bytes;
+
+	lim.max_blocks = (size_t)opt.max_blocks;
+	lim.max_skipped = (size_t)opt.max_skipped_fences;
+	/* the files ride in the body and land in the workdir: the
+	 * smaller bound wins */
+	if (total > opt.max_request_bytes)
+		total = opt.max_request_bytes;
+	if (total > opt.workdir_bytes)
+		total = opt.workdir_bytes;
+	lim.max_files = (size_t)opt.max_input_files;
+	lim.max_files_bytes = (size_t)total;
+	lim.max_file_bytes = (size_t)(opt.max_input_file_bytes < total ?
+				      opt.max_input_file_bytes : total);
+	return &lim;
+}
+
+/* The directory of the run slots and the files instances share. */
+int runtime_dir(char *dir, size_t len)
+{
+	return sbx_slot_dir(opt.runtime_dir, dir, len);
 }

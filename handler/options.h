@@ -5,6 +5,7 @@
 #ifndef CODELLM_OPTIONS_H
 #define CODELLM_OPTIONS_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "sandbox/result.h"
@@ -72,5 +73,12 @@ int parse_options(int argc, char **argv, int *cmd);
 
 /* --help */
 void usage(FILE *f);
+
+struct req_limits;
+/* What a request may make the handler run, hold and echo. */
+const struct req_limits *limits(void);
+/* The directory of the run slots and the files instances share
+ * (--runtime-dir); 0, or -errno. */
+int runtime_dir(char *dir, size_t len);
 
 #endif

@@ -1,8 +1,8 @@
-/* POST /v1/responses (stateless): the body translated into chat's
- * (json/responses.c), run exactly as a chat request is (run.c, with
- * run_kind RUN_RESPONSES), answered as a "response" object or its typed
+/* POST /v1/responses (stateless): the Responses face. The body is
+ * translated into chat's (json/responses.c), run exactly as a chat
+ * request is (run_chat), answered as a "response" object or its typed
  * stream events; every other /v1/responses route a 400: nothing is
- * stored. */
+ * stored. The face's state is the translation's (struct rsp_face). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,36 +13,6 @@
 #include "http/reply.h"
 #include "json/agent.h"
 #include "json/responses.h"
-
-int route_responses(struct ctx *x)
-{
-	struct rsp_face f;
-	struct chat_request r;
-	struct req_error e;
-	int status;
-
-	if (rsp_translate(x->body, x->body_len, &f, &e) < 0)
-		return refuse_request(x, &e);
-	if (req_parse(f.chat, f.chat_len, &x->reg, limits(), &r, &e) < 0) {
-		rsp_fix_error(&f, &e);
-		rsp_face_free(&f);
-		return refuse_request(x, &e);
-	}
-	/* the chat body is read: only the map and the metadata stay */
-	free(f.chat);
-	f.chat = NULL;
-	audit_request(&x->au, &r, r.agent ? "agent" : "run");
-	x->run_kind = RUN_RESPONSES;
-	x->rsp = &f;
-	if (r.rerun_guard)
-		status = answer_without_run(x, &r);
-	else if ((status = env_select(x, &r)) <= 1 && (status = take_slot(x)) == 0)
-		status = run_request(x, &r);
-	x->rsp = NULL;
-	req_free(&r);
-	rsp_face_free(&f);
-	return status;
-}
 
 /* GET, DELETE /v1/responses/{id}, …/cancel, …/input_items: there is
  * nothing stored to find. */
@@ -70,22 +40,22 @@ static int send_events(struct ctx *x, struct jbuf *b)
 	return rc;
 }
 
-void rsp_stream_start(struct ctx *x, const struct resp_run *rr)
+static void rsp_begin(struct ctx *x, const struct resp_run *rr)
 {
 	struct jbuf ev = {0};
 	const struct chat_request *r = rr->req;
 
-	rsp_sse_begin(&ev, x->rsp, rr, !r->agent || rr->text);
+	rsp_sse_begin(&ev, (struct rsp_face *)x->face_state, rr, !r->agent || rr->text);
 	send_events(x, &ev);
 	jbuf_free(&ev);
 }
 
-int rsp_stream_text(struct ctx *x, const char *data, size_t len)
+static int rsp_text(struct ctx *x, const char *data, size_t len)
 {
 	struct jbuf ev = {0};
 	int rc;
 
-	rsp_sse_text(&ev, x->rsp, x->st_rr, data, len);
+	rsp_sse_text(&ev, (struct rsp_face *)x->face_state, x->st_rr, data, len);
 	rc = send_events(x, &ev);
 	jbuf_free(&ev);
 	return rc;
@@ -93,7 +63,7 @@ int rsp_stream_text(struct ctx *x, const char *data, size_t len)
 
 /* After the run (or none): run mode's (or a finished conversation's)
  * last text, or agent mode's function calls, or response.failed. */
-void rsp_stream_end(struct ctx *x, struct resp_run *rr)
+static void rsp_end(struct ctx *x, struct resp_run *rr)
 {
 	const struct chat_request *r = rr->req;
 	const struct sbx_result *p = rr->res;
@@ -107,11 +77,11 @@ void rsp_stream_end(struct ctx *x, struct resp_run *rr)
 		out.text = p ? p->out.p : rr->text;
 		out.len = p ? p->out.len : strlen(rr->text ? rr->text : "");
 		if (rr->text && *rr->text)
-			rsp_sse_text(&ev, x->rsp, rr, rr->text, strlen(rr->text));
+			rsp_sse_text(&ev, (struct rsp_face *)x->face_state, rr, rr->text, strlen(rr->text));
 		if (x->st_npend)
-			rsp_sse_text(&ev, x->rsp, rr, x->st_pend, x->st_npend);
+			rsp_sse_text(&ev, (struct rsp_face *)x->face_state, rr, x->st_pend, x->st_npend);
 		rsp_run_status(p, &out);
-		rsp_sse_text_end(&ev, x->rsp, rr, &out);
+		rsp_sse_text_end(&ev, (struct rsp_face *)x->face_state, rr, &out);
 	} else if (p && (out.err_code = agent_outcome(p, r, &o, msg, sizeof msg))) {
 		fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n", x->id,
 			out.err_code);
@@ -120,18 +90,18 @@ void rsp_stream_end(struct ctx *x, struct resp_run *rr)
 	} else {
 		rr->changes = (long)o.n;
 		audit_paths(&x->au, &o);
-		rsp_sse_calls(&ev, x->rsp, rr, &o);
+		rsp_sse_calls(&ev, (struct rsp_face *)x->face_state, rr, &o);
 	}
 	if (!out.status)
 		out.status = "completed";
-	rsp_sse_end(&ev, x->rsp, rr, &out);
+	rsp_sse_end(&ev, (struct rsp_face *)x->face_state, rr, &out);
 	send_events(x, &ev);
 	jbuf_free(&ev);
 	agent_output_free(&o);
 }
 
 /* Run mode, not streamed: the head went out before the run. */
-void rsp_answer_text(struct ctx *x, const struct resp_run *rr)
+static void answer_text(struct ctx *x, const struct resp_run *rr)
 {
 	struct rsp_out out = {
 		.text = rr->res ? rr->res->out.p : rr->text,
@@ -140,7 +110,7 @@ void rsp_answer_text(struct ctx *x, const struct resp_run *rr)
 	struct jbuf b = {0};
 
 	rsp_run_status(rr->res, &out);
-	rsp_response(&b, x->rsp, rr, &out);
+	rsp_response(&b, (struct rsp_face *)x->face_state, rr, &out);
 	jbuf_puts(&b, "\n");
 	conn_write(&x->c, b.p, b.len, write_deadline(x));
 	jbuf_free(&b);
@@ -148,7 +118,7 @@ void rsp_answer_text(struct ctx *x, const struct resp_run *rr)
 
 /* Agent mode, not streamed: the function calls, or chat's 422
  * execution_error. Never 5xx once code ran. */
-int rsp_agent_answer(struct ctx *x, struct resp_run *rr)
+static int agent_answer(struct ctx *x, struct resp_run *rr)
 {
 	struct agent_output o = AGENT_OUTPUT_NONE;
 	struct rsp_out out = { .status = "completed", .calls = &o };
@@ -163,10 +133,58 @@ int rsp_agent_answer(struct ctx *x, struct resp_run *rr)
 	} else {
 		rr->changes = (long)o.n;
 		audit_paths(&x->au, &o);
-		rsp_response(&b, x->rsp, rr, &out);
+		rsp_response(&b, (struct rsp_face *)x->face_state, rr, &out);
 	}
 	respond(x, status, NULL, &b, rr->res ? 1 : 0);
 	jbuf_free(&b);
 	agent_output_free(&o);
+	return status;
+}
+
+/* Not a stream: agent mode's function calls (or 422), or the text (the
+ * head of a run's answer went out before the run; a follow-up turn's
+ * goes out now). */
+static int rsp_answer(struct ctx *x, struct resp_run *rr)
+{
+	if (rr->req->agent && !rr->text)
+		return agent_answer(x, rr);
+	if (!rr->res)
+		send_head(x, 200, NULL, -1, 0);
+	answer_text(x, rr);
+	return 200;
+}
+
+static const struct face responses_face = {
+	.chat_modes = 1,
+	.begin = rsp_begin,
+	.text = rsp_text,
+	.end = rsp_end,
+	.answer = rsp_answer,
+};
+
+int route_responses(struct ctx *x)
+{
+	struct rsp_face f;
+	struct chat_request r;
+	struct req_error e;
+	int status;
+
+	if (rsp_translate(x->body, x->body_len, &f, &e) < 0)
+		return refuse_request(x, &e);
+	if (req_parse(f.chat, f.chat_len, &x->reg, limits(), &r, &e) < 0) {
+		rsp_fix_error(&f, &e);
+		rsp_face_free(&f);
+		return refuse_request(x, &e);
+	}
+	/* the chat body is read: only the map and the metadata stay */
+	free(f.chat);
+	f.chat = NULL;
+	audit_request(&x->au, &r, r.agent ? "agent" : "run");
+	x->face = &responses_face;
+	x->face_state = &f;
+	status = run_chat(x, &r);
+	x->face_state = NULL;
+	req_free(&r);
+	rsp_face_free(&f);
 	return status;
 }

@@ -1,11 +1,9 @@
-/* The route bodies (the table is in codellm-handler.c) and the two
- * commands that share their checks: /healthz and --probe, the model
- * list, chat completions (parse, then the re-execution guard or a slot
- * and a run), the debug page and debug routes; --check. */
-#include <errno.h>
+/* The route bodies that run nothing (the table is in
+ * codellm-handler.c) and the two commands that share their checks:
+ * /healthz and --probe, the model list; --check. The routes that run
+ * code are the faces' (chat.c, responses.c, mcp.c, debug.c). */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -13,9 +11,6 @@
 
 #include "handler/handler.h"
 #include "handler/options.h"
-#include "http/debug-page.h"
-#include "http/target.h"
-#include "json/debug.h"
 #include "json/rolecheck.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
@@ -77,11 +72,6 @@ int check_files(struct ctx *x, int argc, char **argv, int first)
 		fprintf(stderr, "codellm: --check: out of memory or output failed\n");
 	reg_free(&x->reg);
 	return rc < 0 ? 2 : rc;
-}
-
-int runtime_dir(char *dir, size_t len)
-{
-	return sbx_slot_dir(opt.runtime_dir, dir, len);
 }
 
 /* /healthz's sandbox check, shared by every instance for
@@ -180,169 +170,6 @@ static int route_models(struct ctx *x, const char *id)
 	respond(x, 200, NULL, &b, 0);
 	jbuf_free(&b);
 	return 200;
-}
-
-/* A run slot (SPEC §9), shared by all instances through flock on files
- * in the runtime directory; taken only now that the request is read,
- * authenticated and valid, held until exit. */
-int take_slot(struct ctx *x)
-{
-	char dir[PATH_MAX];
-	unsigned idx;
-	int fd;
-
-	if ((fd = runtime_dir(dir, sizeof dir)) < 0) {
-		errno = -fd;
-		goto unusable;
-	}
-	fd = sbx_slot_take(dir, (unsigned)opt.max_concurrent, &idx);
-	if (fd == -EBUSY) {
-		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
-			opt.max_concurrent);
-		return refuse(x, REF_SLOTS_BUSY, "Retry-After: 1\r\n",
-			    "Rate limit reached for codellm on concurrent runs: Limit %llu, "
-			    "Used %llu, Requested 1. Please try again in 1s. codellm: all run "
-			    "slots are busy (--max-concurrent)",
-			    opt.max_concurrent, opt.max_concurrent);
-	}
-	if (fd < 0) {
-		errno = -fd;
-		goto unusable;
-	}
-	x->slot_fd = fd;
-	x->slot = (int)idx;
-	return 0;
-unusable:
-	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s (it must be "
-		"the service user's, or one where it may make its own private subdirectory: "
-		"--runtime-dir)\n", x->id, dir, strerror(errno));
-	return refuse(x, REF_MISCONFIGURED, NULL,
-		    "the server cannot take a run slot; see its journal");
-}
-
-void release_slot(struct ctx *x)
-{
-	if (x->slot_fd >= 0)
-		close(x->slot_fd);
-	x->slot_fd = -1;
-}
-
-/* What a request may make the handler run, hold and echo. */
-const struct req_limits *limits(void)
-{
-	static struct req_limits lim;
-
-	unsigned long long total = opt.max_input_bytes;
-
-	lim.max_blocks = (size_t)opt.max_blocks;
-	lim.max_skipped = (size_t)opt.max_skipped_fences;
-	/* the files ride in the body and land in the workdir: the
-	 * smaller bound wins */
-	if (total > opt.max_request_bytes)
-		total = opt.max_request_bytes;
-	if (total > opt.workdir_bytes)
-		total = opt.workdir_bytes;
-	lim.max_files = (size_t)opt.max_input_files;
-	lim.max_files_bytes = (size_t)total;
-	lim.max_file_bytes = (size_t)(opt.max_input_file_bytes < total ?
-				      opt.max_input_file_bytes : total);
-	return &lim;
-}
-
-int route_chat(struct ctx *x)
-{
-	struct chat_request r;
-	struct req_error e;
-	int status;
-
-	if (req_parse(x->body, x->body_len, &x->reg, limits(), &r, &e) < 0)
-		return refuse_request(x, &e);
-	audit_request(&x->au, &r, r.agent ? "agent" : "run");
-	if (r.rerun_guard)
-		status = answer_without_run(x, &r);
-	else if ((status = env_select(x, &r)) <= 1 && (status = take_slot(x)) == 0)
-		status = run_request(x, &r);
-	req_free(&r);
-	return status;
-}
-
-int route_page(struct ctx *x)
-{
-	static const char headers[] =
-		"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
-		"style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
-		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"
-		"X-Content-Type-Options: nosniff\r\n"
-		"Referrer-Policy: no-referrer\r\n"
-		"Cache-Control: no-store\r\n";
-
-	x->au.kind = AUDIT_NOTHING;
-	x->ctype = "text/html; charset=utf-8";
-	send_head(x, 200, headers, (long)debug_page_len(), 0);
-	conn_write(&x->c, debug_page, debug_page_len(), write_deadline(x));
-	return 200;
-}
-
-/* GET /debug/blocks?body=… or POST {"body": …}: parses, runs nothing. */
-int route_debug_blocks(struct ctx *x)
-{
-	struct chat_request r;
-	struct req_error e;
-	struct jbuf b = {0};
-	size_t unused;
-	int rc;
-
-	if (method_is(x, "GET")) {
-		char *md = NULL;
-		size_t len = 0;
-		int qrc = http_query_param(x->hr.target, x->hr.target_len, "body", &md, &len);
-
-		rc = dbg_parse_query(qrc, md, len, &x->reg, limits(), &r, &e);
-		free(md);
-	} else
-		rc = dbg_parse(x->body, x->body_len, &x->reg, limits(),
-				     REQ_DEBUG_LIST, &r, &unused, &e);
-	if (rc < 0)
-		return fail_req(x, &e);
-	audit_request(&x->au, &r, "debug");
-	x->au.kind = AUDIT_NOTHING;
-	dbg_blocks(&b, &r);
-	jbuf_puts(&b, "\n");
-	respond(x, 200, NULL, &b, 0);
-	jbuf_free(&b);
-	req_free(&r);
-	return 200;
-}
-
-/* POST /debug/run-block and /debug/run-pipeline: a run like any other
- * (slot, sandbox, relay), answered as one debug object. */
-static int route_debug_run(struct ctx *x, int pipeline)
-{
-	struct chat_request r;
-	struct req_error e;
-	int status;
-
-	if (dbg_parse(x->body, x->body_len, &x->reg, limits(),
-			    pipeline ? REQ_DEBUG_PIPELINE : REQ_DEBUG_BLOCK, &r,
-			    &x->dbg_index, &e) < 0)
-		return refuse_request(x, &e);
-	audit_request(&x->au, &r, "debug");
-	x->run_kind = pipeline ? RUN_DEBUG_PIPELINE : RUN_DEBUG_BLOCK;
-	status = take_slot(x);
-	if (status == 0)
-		status = run_request(x, &r);
-	req_free(&r);
-	return status;
-}
-
-int route_debug_run_block(struct ctx *x)
-{
-	return route_debug_run(x, 0);
-}
-
-int route_debug_run_pipeline(struct ctx *x)
-{
-	return route_debug_run(x, 1);
 }
 
 int route_model_list(struct ctx *x)

@@ -1,6 +1,9 @@
-/* A run and its answer: the sandbox's settings, the run's files and
- * pipeline, and each answer mode (run mode's early head and content,
- * agent mode's tool calls or 422, a stream's events, a debug object). */
+/* A run: the sandbox's settings, the run slot, the run's files and
+ * pipeline, and the answer's frame every face shares (run mode's early
+ * head, a stream's head, its text in whole UTF-8 sequences, its
+ * keep-alive comments). What the answer says is the face's
+ * (x->face: chat.c, responses.c, mcp.c, debug.c); nothing here names
+ * one. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,8 +16,6 @@
 #include "handler/handler.h"
 #include "handler/options.h"
 #include "http/reply.h"
-#include "json/agent.h"
-#include "json/debug.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
@@ -57,6 +58,51 @@ void sandbox_config(struct sbx_config *c, int slot)
 	c->tmp_parent = getenv("TMPDIR");
 	if (!c->tmp_parent || c->tmp_parent[0] != '/')
 		c->tmp_parent = "/tmp";
+}
+
+/* A run slot (SPEC §9), shared by all instances through flock on files
+ * in the runtime directory; taken only now that the request is read,
+ * authenticated and valid, held until exit. */
+int take_slot(struct ctx *x)
+{
+	char dir[PATH_MAX];
+	unsigned idx;
+	int fd;
+
+	if ((fd = runtime_dir(dir, sizeof dir)) < 0) {
+		errno = -fd;
+		goto unusable;
+	}
+	fd = sbx_slot_take(dir, (unsigned)opt.max_concurrent, &idx);
+	if (fd == -EBUSY) {
+		fprintf(stderr, "codellm: %s: all %llu run slots are busy: 429\n", x->id,
+			opt.max_concurrent);
+		return refuse(x, REF_SLOTS_BUSY, "Retry-After: 1\r\n",
+			    "Rate limit reached for codellm on concurrent runs: Limit %llu, "
+			    "Used %llu, Requested 1. Please try again in 1s. codellm: all run "
+			    "slots are busy (--max-concurrent)",
+			    opt.max_concurrent, opt.max_concurrent);
+	}
+	if (fd < 0) {
+		errno = -fd;
+		goto unusable;
+	}
+	x->slot_fd = fd;
+	x->slot = (int)idx;
+	return 0;
+unusable:
+	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s (it must be "
+		"the service user's, or one where it may make its own private subdirectory: "
+		"--runtime-dir)\n", x->id, dir, strerror(errno));
+	return refuse(x, REF_MISCONFIGURED, NULL,
+		    "the server cannot take a run slot; see its journal");
+}
+
+void release_slot(struct ctx *x)
+{
+	if (x->slot_fd >= 0)
+		close(x->slot_fd);
+	x->slot_fd = -1;
 }
 
 static int keepalive(void *ctx)
@@ -110,73 +156,24 @@ void audit_paths(struct audit *a, const struct agent_output *o)
 	}
 }
 
-/* Agent mode after the run: tool calls, or 422 execution_error with the
- * block, its stderr's tail and the codellm object. Never 5xx: the SDKs
- * retry those, and a retry runs the code again. */
-static int agent_answer(struct ctx *x, struct resp_run *rr)
+/* ---- a stream's frame: its head, its text, its quiet ---------------- */
+
+static void stream_head(struct ctx *x, const struct resp_run *rr)
 {
-	struct jbuf b = {0}, calls = {0};
-	struct agent_output o = AGENT_OUTPUT_NONE;
-	char msg[2048];
-	const char *code = agent_outcome(rr->res, rr->req, &o, msg, sizeof msg);
-
-	if (!code) {
-		resp_tool_calls(&calls, &o, rr->id);
-		if (calls.oom) {
-			code = "invalid_changes";
-			agent_refusal(rr->res, "out of memory building the tool calls", msg,
-				      sizeof msg);
-		}
-	}
-	if (code) {
-		fprintf(stderr, "codellm: %s: agent run refused (%s)\n", x->id, code);
-		resp_execution_error(&b, code, msg, rr);
-		respond(x, 422, NULL, &b, 1);
-	} else {
-		rr->changes = (long)o.n;
-		audit_paths(&x->au, &o);
-		resp_agent_completion(&b, rr, calls.p, calls.len);
-		respond(x, 200, NULL, &b, 1);
-	}
-	jbuf_free(&b);
-	jbuf_free(&calls);
-	agent_output_free(&o);
-	return code ? 422 : 200;
-}
-
-/* ---- streaming: the events json/ writes, framed by http_sse_send ----- */
-
-static int sse_send(struct ctx *x, struct jbuf *b)
-{
-	int rc = http_sse_send(&x->c, b->p, b->len, write_deadline(x));
-
-	b->len = 0;
-	x->st_last = conn_now_ms();
-	return rc;
-}
-
-static void sse_start(struct ctx *x, const struct resp_run *rr)
-{
-	struct jbuf ev = {0};
-
 	x->ctype = "text/event-stream";
 	send_head(x, 200, "Cache-Control: no-cache\r\n", -1, 1);
 	x->st_rr = rr;
-	if (x->run_kind == RUN_RESPONSES) {
-		rsp_stream_start(x, rr);
-		return;
-	}
-	resp_sse_role(&ev, rr);
-	sse_send(x, &ev);
-	jbuf_free(&ev);
+	x->st_last = conn_now_ms();
+	x->face->begin(x, rr);
 }
 
-/* The last block's stdout as content deltas, as it is produced; a UTF-8
- * sequence split between two reads waits for its end. */
+/* The last block's stdout, as it is produced, to the face; a UTF-8
+ * sequence split between two reads waits for its end (the face's end
+ * takes what is left in x->st_pend). */
 static int stream_output(void *ctx, const char *data, size_t len)
 {
 	struct ctx *x = ctx;
-	struct jbuf all = {0}, ev = {0};
+	struct jbuf all = {0};
 	size_t n;
 	int rc = 0;
 
@@ -188,14 +185,9 @@ static int stream_output(void *ctx, const char *data, size_t len)
 	x->st_npend = rc ? 0 : all.len - n;
 	if (x->st_npend)
 		memcpy(x->st_pend, all.p + n, x->st_npend);
-	if (n && x->run_kind == RUN_RESPONSES) {
-		rc = rsp_stream_text(x, all.p, n);
-	} else if (n) {
-		resp_sse_content(&ev, x->st_rr, all.p, n);
-		rc = sse_send(x, &ev);
-	}
+	if (n)
+		rc = x->face->text(x, all.p, n);
 	jbuf_free(&all);
-	jbuf_free(&ev);
 	return rc;
 }
 
@@ -208,57 +200,6 @@ static int stream_ping(void *ctx)
 		return 0;
 	x->st_last = conn_now_ms();
 	return http_sse_comment(&x->c, "ping", write_deadline(x));
-}
-
-/* The end of a stream: run mode's rest and final chunk, or agent mode's
- * tool calls (or its execution_error event, with no tool call before
- * it); usage when asked; [DONE]. */
-static void stream_end(struct ctx *x, struct resp_run *rr)
-{
-	const struct chat_request *r = rr->req;
-	const struct sbx_result *p = rr->res;
-	struct jbuf ev = {0};
-	struct agent_output o = AGENT_OUTPUT_NONE;
-
-	if (x->run_kind == RUN_RESPONSES) {
-		rsp_stream_end(x, rr);
-		return;
-	}
-	if (!r->agent || rr->text) {
-		/* a follow-up turn after finish: its answer, in text */
-		if (rr->text && *rr->text)
-			resp_sse_content(&ev, rr, rr->text, strlen(rr->text));
-		if (x->st_npend)
-			resp_sse_content(&ev, rr, x->st_pend, x->st_npend);
-		resp_sse_final(&ev, rr, p && (p->out_truncated || p->end != SBX_END_NORMAL) ?
-			       "length" : "stop");
-	} else if (p) {
-		char msg[2048];
-		const char *code = agent_outcome(p, r, &o, msg, sizeof msg);
-
-		if (code) {
-			fprintf(stderr, "codellm: %s: agent run refused (%s), in the stream\n",
-				x->id, code);
-			resp_sse_error(&ev, code, "execution_error", msg, rr);
-			sse_send(x, &ev);
-			goto out;
-		}
-		rr->changes = (long)o.n;
-		audit_paths(&x->au, &o);
-		resp_sse_tool_calls(&ev, rr, &o);
-		resp_sse_final(&ev, rr, "tool_calls");
-	} else {
-		/* a follow-up turn: finish alone */
-		resp_sse_tool_calls(&ev, rr, &o);
-		resp_sse_final(&ev, rr, "tool_calls");
-	}
-	if (r->include_usage)
-		resp_sse_usage(&ev, rr);
-	resp_sse_done(&ev);
-	sse_send(x, &ev);
-out:
-	jbuf_free(&ev);
-	agent_output_free(&o);
 }
 
 /* What the pipeline takes from the request and the options; the mode's
@@ -277,7 +218,7 @@ static void pipeline_inputs(struct ctx *x, const struct chat_request *r,
 	p->max_stderr = opt.max_stderr_bytes;
 	/* the debug pipeline keeps what crosses each edge; the relay counts
 	 * and taps on the same path in every run */
-	p->tap = x->run_kind == RUN_DEBUG_PIPELINE;
+	p->tap = x->face->taps;
 	p->max_tap = opt.max_tap_bytes;
 	p->unbuffered = r->stream;	/* python output flows as printed */
 	p->client_fd = x->c.in;
@@ -389,11 +330,11 @@ static int start_run(struct ctx *x, struct run_parts *rp)
 static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx_pipeline *p,
 			 struct resp_run *rr)
 {
-	if (x->run_kind != RUN_CHAT && x->run_kind != RUN_RESPONSES) {
+	if (!x->face->chat_modes) {
 		p->cb.keepalive = NULL;
 		p->probe_client = 0;
 	} else if (r->stream) {
-		sse_start(x, rr);
+		stream_head(x, rr);
 		p->cb.keepalive = stream_ping;
 		if (!r->agent)
 			p->cb.output = stream_output;
@@ -408,33 +349,10 @@ static void begin_answer(struct ctx *x, const struct chat_request *r, struct sbx
 	}
 }
 
-static int debug_answer(struct ctx *x, const struct chat_request *r, const struct resp_run *rr)
-{
-	struct dbg_run d = { .id = x->id, .req = r, .res = rr->res, .index = x->dbg_index,
-			     .files = rr->files };
-	struct jbuf b = {0};
-	int status = 200;
-
-	if (x->run_kind == RUN_DEBUG_BLOCK)
-		dbg_block_result(&b, &d);
-	else
-		dbg_pipeline_result(&b, &d);
-	jbuf_puts(&b, "\n");
-	if (b.oom)
-		status = refuse(x, REF_ANSWER_OOM, "x-should-retry: false\r\n",
-			      "the answer did not fit in memory; lower --max-tap-bytes");
-	else
-		respond(x, 200, NULL, &b, 1);
-	jbuf_free(&b);
-	return status;
-}
-
-/* After the run: the answer in the request's mode. */
+/* After the run: the stream's end, or the face's answer. */
 static int end_answer(struct ctx *x, const struct chat_request *r, struct run_parts *rp,
 		      struct resp_run *rr)
 {
-	struct jbuf b = {0};
-
 	if (rp->p.r.end == SBX_END_CLIENT) {
 		fprintf(stderr, "codellm: %s: client went away; run ended\n", x->id);
 		return 200;
@@ -444,25 +362,11 @@ static int end_answer(struct ctx *x, const struct chat_request *r, struct run_pa
 	if (rr->res->end == SBX_END_SIGNAL)
 		fprintf(stderr, "codellm: %s: run ended by signal %d\n", x->id,
 			rr->res->end_signal);
-	if (x->run_kind == RUN_MCP)
-		return mcp_answer(x, rr);
-	if (x->run_kind != RUN_CHAT && x->run_kind != RUN_RESPONSES)
-		return debug_answer(x, r, rr);
-	if (r->stream) {
-		stream_end(x, rr);
+	if (x->face->chat_modes && r->stream) {
+		x->face->end(x, rr);
 		return 200;
 	}
-	if (r->agent)
-		return x->run_kind == RUN_RESPONSES ? rsp_agent_answer(x, rr) : agent_answer(x, rr);
-	if (x->run_kind == RUN_RESPONSES) {
-		rsp_answer_text(x, rr);
-		return 200;
-	}
-	resp_completion(&b, rr);
-	jbuf_puts(&b, "\n");
-	conn_write(&x->c, b.p, b.len, write_deadline(x));
-	jbuf_free(&b);
-	return 200;
+	return x->face->answer(x, rr);
 }
 
 /* Every block has ended: what they left in /work/out rides in the
@@ -517,14 +421,14 @@ int run_request(struct ctx *x, struct chat_request *r)
 	return status;
 }
 
-/* A follow-up turn: running again would repeat every effect. Agent mode
- * answers with finish alone, or, once the conversation holds a finish
- * call (or its result), with that call's answer in text and
- * finish_reason "stop": the ordinary tool loop ends on a text answer.
- * Run mode answers with an empty content. */
+/* A follow-up turn: running again would repeat every effect. The face
+ * answers from the conversation alone (rr.res NULL): agent mode with
+ * finish alone, or, once the conversation holds a finish call (or its
+ * result), with that call's answer in text and finish_reason "stop"
+ * (the ordinary tool loop ends on a text answer); run mode with an
+ * empty content. */
 int answer_without_run(struct ctx *x, struct chat_request *r)
 {
-	struct jbuf b = {0}, calls = {0};
 	struct resp_run rr = {
 		.id = x->id, .created = (long)time(NULL), .req = r, .res = NULL,
 		.changes = r->agent ? 0 : -1,
@@ -533,25 +437,20 @@ int answer_without_run(struct ctx *x, struct chat_request *r)
 
 	x->au.kind = AUDIT_NOTHING;
 	if (r->stream) {
-		sse_start(x, &rr);
-		stream_end(x, &rr);
+		stream_head(x, &rr);
+		x->face->end(x, &rr);
 		return 200;
 	}
-	if (x->run_kind == RUN_RESPONSES) {
-		if (r->agent && !rr.text)
-			return rsp_agent_answer(x, &rr);
-		send_head(x, 200, NULL, -1, 0);
-		rsp_answer_text(x, &rr);
-		return 200;
-	}
-	if (r->agent && !rr.text) {
-		agent_finish_only(&calls, x->id);
-		resp_agent_completion(&b, &rr, calls.p, calls.len);
-		jbuf_free(&calls);
-	} else {
-		resp_completion(&b, &rr);
-	}
-	respond(x, 200, NULL, &b, 0);
-	jbuf_free(&b);
-	return 200;
+	return x->face->answer(x, &rr);
+}
+
+int run_chat(struct ctx *x, struct chat_request *r)
+{
+	int status;
+
+	if (r->rerun_guard)
+		return answer_without_run(x, r);
+	if ((status = env_select(x, r)) <= 1 && (status = take_slot(x)) == 0)
+		status = run_request(x, r);
+	return status;
 }
