@@ -66,7 +66,8 @@ struct sbx_cgroup {
 	int version;			/* 1 or 2; 0: none */
 	char run[4096];			/* the run's cgroup directory */
 	char home[4096];		/* the handler's own (or its v2 leaf) */
-	int run_fd, home_fd;		/* their cgroup.procs, opened as created */
+	int run_fd, home_fd;		/* their cgroup.procs (v1: tasks), opened as created */
+	int run_by_tid, home_by_tid;	/* the fd is a v1 tasks file: write "0" */
 	unsigned long long limit;
 	int reused;			/* a slot's, kept for its next run (v1) */
 	long long oom_base;		/* its OOM kills before this run */
