@@ -35,7 +35,8 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
 HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h tests/fuzz/*.h *.h)
-TEST_HELPERS := tests/helpers/deny-syscalls tests/bench/bare-handler
+BENCH_BINS := tests/bench/bare-handler tests/bench/sandbox-handler tests/bench/client
+TEST_HELPERS := tests/helpers/deny-syscalls $(BENCH_BINS)
 
 PORT ?= 8089
 # Packages the build and `make run` need on Debian 12.
@@ -125,10 +126,19 @@ tests/unit/test_journal: tests/unit/test_journal.c handler/journal.o $(HEADERS)
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
 
-# make bench's baseline: a bare fork+exec handler (no sandbox; cJSON
-# its only library, so nothing codellm loads is charged to it)
+# make bench's baselines: a bare fork+exec handler (no sandbox; cJSON
+# its only library, so nothing codellm loads is charged to it; with
+# --constant it runs nothing: the client's and the start's own cost),
+# the same handler with a minimal hand-written sandbox (namespaces,
+# minimal root, Landlock, seccomp), and the C client that times them
 tests/bench/bare-handler: tests/bench/bare-handler.c
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcjson
+
+tests/bench/sandbox-handler: tests/bench/bare-handler.c tests/bench/min-sandbox.c tests/bench/min-sandbox.h
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DMIN_SANDBOX -o $@ tests/bench/bare-handler.c tests/bench/min-sandbox.c -lcjson
+
+tests/bench/client: tests/bench/client.c
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcjson -lpthread
 
 tests/helpers/%: tests/helpers/%.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(PKG_LIBS)
@@ -235,7 +245,7 @@ fuzz: deps-check
 # What codellm costs, as ratios against a bare fork+exec handler
 # (tests/bench/bare-handler.c) measured in the same run.
 bench: deps-check
-	$(MAKE) all tests/bench/bare-handler
+	$(MAKE) all $(BENCH_BINS)
 	/usr/bin/python3 tests/bench/bench.py
 
 # Security per millisecond: candidate units under a real systemd (nspawn).

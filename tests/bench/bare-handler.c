@@ -1,4 +1,4 @@
-/* bare-handler: make bench's baseline (issue 14). The least a
+/* bare-handler: make bench's baselines (issue 14). The least a
  * per-connection chat-completions executor can do, started exactly like
  * codellm-handler (systemd-socket-activate --accept, one process per
  * connection): read the request (Content-Length), take the code of the
@@ -6,7 +6,17 @@
  * python3 -c CODE for a python block), read its stdout through a pipe,
  * answer a fixed-shape chat.completion with Content-Length, exit.
  * No sandbox, no limits, no journal: what codellm costs is measured
- * against this. Options are accepted and ignored. */
+ * against this. Other options are accepted and ignored. Two more
+ * baselines come from this source:
+ *
+ *   --constant TEXT  reads and parses the request the same way, runs
+ *                    nothing and answers TEXT: what the client, socket
+ *                    activation and a process start alone cost.
+ *   -DMIN_SANDBOX    (sandbox-handler, linked with min-sandbox.c) starts
+ *                    the program in a minimal hand-written sandbox
+ *                    (namespaces, a minimal root, Landlock, seccomp)
+ *                    instead of a plain fork: what any such sandbox
+ *                    costs, as against what codellm's costs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +27,10 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+#ifdef MIN_SANDBOX
+#include "min-sandbox.h"
+#endif
 
 static int conn_in = 0, conn_out = 1;
 
@@ -110,7 +124,9 @@ static char *last_block(char *text, int *python)
 	return code;
 }
 
-static char *run(const char *code, int python, size_t *out_len)
+/* The block's stdout: code run with bash -c (python3 -c for python),
+ * forked and exec'd, or under MIN_SANDBOX started in min-sandbox. */
+static char *run(char *code, int python, size_t *out_len)
 {
 	int fds[2];
 	pid_t pid;
@@ -120,6 +136,14 @@ static char *run(const char *code, int python, size_t *out_len)
 
 	if (!out || pipe2(fds, O_CLOEXEC) < 0)
 		return NULL;
+#ifdef MIN_SANDBOX
+	{
+		static char bash[] = "bash", python3[] = "python3", dash_c[] = "-c";
+		char *argv[] = { python ? python3 : bash, dash_c, code, NULL };
+
+		pid = msb_spawn(python ? "/usr/bin/python3" : "/bin/bash", argv, fds[1]);
+	}
+#else
 	pid = fork();
 	if (pid == 0) {
 		dup2(fds[1], 1);
@@ -129,6 +153,7 @@ static char *run(const char *code, int python, size_t *out_len)
 			execl("/bin/bash", "bash", "-c", code, (char *)NULL);
 		_exit(127);
 	}
+#endif
 	close(fds[1]);
 	while ((r = read(fds[0], out + used, cap - used)) > 0 || (r < 0 && errno == EINTR)) {
 		if (r > 0)
@@ -149,11 +174,47 @@ static char *run(const char *code, int python, size_t *out_len)
 	return out;
 }
 
+/* TEXT of a --constant TEXT option (or --constant=TEXT), or NULL. */
+static const char *constant_text(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--constant") && i + 1 < argc)
+			return argv[i + 1];
+		if (!strncmp(argv[i], "--constant=", 11))
+			return argv[i] + 11;
+	}
+	return NULL;
+}
+
+/* The chat.completion answering content, sent. */
+static void reply(const char *content)
+{
+	cJSON *resp = cJSON_CreateObject();
+	cJSON *choices, *choice = cJSON_CreateObject(), *msg = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddStringToObject(resp, "id", "chatcmpl-bare");
+	cJSON_AddStringToObject(resp, "object", "chat.completion");
+	cJSON_AddNumberToObject(resp, "created", 0);
+	cJSON_AddStringToObject(resp, "model", "codellm");
+	choices = cJSON_AddArrayToObject(resp, "choices");
+	cJSON_AddNumberToObject(choice, "index", 0);
+	cJSON_AddStringToObject(msg, "role", "assistant");
+	cJSON_AddStringToObject(msg, "content", content);
+	cJSON_AddItemToObject(choice, "message", msg);
+	cJSON_AddStringToObject(choice, "finish_reason", "stop");
+	cJSON_AddItemToArray(choices, choice);
+	text = cJSON_PrintUnformatted(resp);
+	if (text)
+		answer(200, text, strlen(text));
+}
+
 int main(int argc, char **argv)
 {
 	size_t len = 0, out_len = 0;
-	char *body, *code, *out, *text;
-	cJSON *req, *msgs, *last, *content, *resp;
+	char *body, *code, *out;
+	cJSON *req, *msgs, *last, *content;
+	const char *constant = constant_text(argc, argv);
 	int python = 0;
 
 	if (getenv("LISTEN_FDS"))
@@ -171,29 +232,13 @@ int main(int argc, char **argv)
 		answer(400, bad, sizeof bad - 1);
 		return 0;
 	}
-	out = run(code, python, &out_len);
-	resp = cJSON_CreateObject();
-	cJSON_AddStringToObject(resp, "id", "chatcmpl-bare");
-	cJSON_AddStringToObject(resp, "object", "chat.completion");
-	cJSON_AddNumberToObject(resp, "created", 0);
-	cJSON_AddStringToObject(resp, "model", "codellm");
-	{
-		cJSON *choices = cJSON_AddArrayToObject(resp, "choices");
-		cJSON *choice = cJSON_CreateObject(), *msg = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(choice, "index", 0);
-		cJSON_AddStringToObject(msg, "role", "assistant");
-		if (out)
-			out[out_len] = '\0';
-		cJSON_AddStringToObject(msg, "content", out ? out : "");
-		cJSON_AddItemToObject(choice, "message", msg);
-		cJSON_AddStringToObject(choice, "finish_reason", "stop");
-		cJSON_AddItemToArray(choices, choice);
+	if (constant) {
+		reply(constant);
+		return 0;
 	}
-	text = cJSON_PrintUnformatted(resp);
-	if (text)
-		answer(200, text, strlen(text));
-	(void)argc;
-	(void)argv;
+	out = run(code, python, &out_len);
+	if (out)
+		out[out_len] = '\0';
+	reply(out ? out : "");
 	return 0;
 }

@@ -1,14 +1,28 @@
 #!/usr/bin/env python3
-"""make bench: what codellm costs, as ratios against a bare handler
-measured in the same run (issue 14; these machines are shared and noisy:
+"""make bench: what codellm costs, as ratios against baselines measured in
+the same run (issues 14 and 34; these machines are shared and noisy:
 compare within a run, never against a fixed number).
 
-The baseline (tests/bench/bare-handler.c) is started exactly like
-codellm-handler (systemd-socket-activate --accept, one process per
-connection): it reads the request, fork+execs the last block's code with
-bash -c or python3 -c, and answers a chat.completion. Arms:
+Every arm is a handler started exactly like codellm-handler
+(systemd-socket-activate --accept, one process per connection, PATH
+/usr/bin:/bin as codellm's blocks have it), timed by one C client
+(tests/bench/client.c: connect, send, read to the close; about 0.02 ms
+of its own per request against a server that answers at once). The
+client waits, outside the timed span, until the previous request's
+handler has exited before it sends the next (a handler's cleanup and
+audit come after the answer's end and would run on the CPU the next
+arm's request needs; the c=8 slices count them). Arms:
 
-  bare            the baseline
+  client only     tests/bench/bare-handler --constant: reads the request,
+                  runs nothing, answers: the client, socket activation
+                  and a process start, which every arm pays
+  bare            the baseline (tests/bench/bare-handler.c): reads the
+                  request, fork+execs the last block's code with bash -c
+                  or python3 -c, answers a chat.completion
+  sandbox         the same handler with a minimal hand-written sandbox
+                  (tests/bench/min-sandbox.c: user, PID, mount, network,
+                  IPC and UTS namespaces, a minimal read-only root,
+                  Landlock, seccomp; nothing else): the second baseline
   native          codellm, default mode (a network namespace per block)
   off             codellm --sandbox off
   bare, netns     the baseline, started in a persistent empty network
@@ -16,16 +30,16 @@ bash -c or python3 -c, and answers a chat.completion. Arms:
   native, shared  codellm started the same way: blocks share that
                   namespace instead of creating their own
 
-c=1 latency: the arms interleaved request by request, medians; each
-request is sent once the previous connection's handler has exited (its
-cleanup and audit come after the answer's end, and would otherwise run
-on the CPU the next arm's request needs; the c=8 slices count them). c=8
-throughput: short load slices, arms interleaved slice by slice, the
-machine left to settle between slices (a namespace's teardown runs in
-kernel workers after its last process exits and would be charged to the
-next arm), median rate. Then 64 MiB through three blocks against the
-same three commands as one shell pipeline in the bare handler, the
-handler's peak RSS while relaying it, the same c=1 cases on the
+c=1 latency: the arms interleaved request by request, medians (each
+arm's absolute p50 and p90 are printed). c=8 throughput: 8 client
+threads, one connection per request, short load slices, arms
+interleaved slice by slice, the machine left to settle between slices
+(a namespace's teardown runs in kernel workers after its last process
+exits and would be charged to the next arm), median rate. Then 64 MiB
+through three blocks (bash head, a python copy, bash wc -c) against
+exactly those three programs with the same code as one shell pipeline
+in the bare handler (bash -c CODE | python3 -c CODE | bash -c CODE),
+the handler's peak RSS while relaying it, the same c=1 cases on the
 environment minimal against the host's tree (one server, interleaved;
 make envs builds it) and the debug tap's cost.
 
@@ -39,6 +53,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -52,6 +67,9 @@ SLICES = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_SLICES", "5"))
 SLICE_REQS = 2 if SMOKE else 12          # per client, 8 clients
 SETTLE_S = 0 if SMOKE else 1.0
 BARE = os.path.join(HERE, "bare-handler")
+MINSBX = os.path.join(HERE, "sandbox-handler")
+CLIENT = os.path.join(HERE, "client")
+PATH_ENV = {"PATH": "/usr/bin:/bin"}
 ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(HERE, "..", "..", "build", "envs"))
 TARGETS = {}                               # figure -> (op, bound) for the table
 
@@ -68,14 +86,41 @@ def content_of(r):
         return None
 
 
-def once(port, req, want):
-    t0 = time.perf_counter()
-    r = Resp(raw(port, req, timeout=120))
-    ms = (time.perf_counter() - t0) * 1000
-    got = content_of(r)
-    if r.status != 200 or (want is not None and (got or "").strip() != want):
-        raise SystemExit("bench request failed on port %d: %r" % (port, r.raw[:400]))
-    return ms
+REQS = {}                                  # request bytes -> the file the client sends
+
+
+def reqfile(req):
+    """A file holding the raw request: the client sends it as is."""
+    if req not in REQS:
+        path = os.path.join(REQS.setdefault("dir", tempfile.mkdtemp(prefix="codellm-bench-")),
+                            "req-%d" % len(REQS))
+        with open(path, "wb") as f:
+            f.write(req)
+        REQS[req] = path
+    return REQS[req]
+
+
+def client(*args):
+    """Runs the C client; its stdout's lines, split."""
+    r = subprocess.run([CLIENT] + [str(a) for a in args], capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit("bench request failed: %s" % r.stderr[-800:])
+    return [ln.split() for ln in r.stdout.splitlines()]
+
+
+def clat(arms, req, want, n, warm):
+    """{arm: [ms]}: n requests per arm (after warm ones), the arms
+    interleaved request by request, each sent once the arm's previous
+    handler has exited (waited for outside the timed span)."""
+    lines = client("lat", "--n", n, "--warm", warm, "--req", reqfile(req), "--want", want,
+                   *["%d:%d" % (s.port, s.proc.pid) for s in arms.values()])
+    by_port = {int(f[0]): [float(x) for x in f[1:]] for f in lines}
+    return {a: by_port[s.port] for a, s in arms.items()}
+
+
+def once(server, req, want):
+    """One request's time (ms), its answer checked."""
+    return clat({"one": server}, req, want, 1, 0)["one"][0]
 
 
 def net_of(server):
@@ -96,35 +141,13 @@ def wrapper(tmp, name, target, holder_pid):
     return path
 
 
-def quiet(server, timeout=5.0):
-    """Until socket activation has no handler left running (and a few ms
-    more): what the last request left behind is not charged to the next."""
-    pid = server.proc.pid
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-                if not f.read().split():
-                    break
-        except OSError:
-            break
-        time.sleep(0.002)
-    time.sleep(0.005)
-
-
 def latency(arms, cases):
     """{(arm, case): sorted ms}, arms interleaved request by request."""
-    res = {(a, c): [] for a in arms for c in cases}
+    res = {}
     for c, (content, want) in cases.items():
-        req = chat(content)
-        for a, s in arms.items():
-            for _ in range(1 if SMOKE else 3):
-                once(s.port, req, want)            # warm caches
-        for _ in range(N):
-            for a, s in arms.items():
-                quiet(s)
-                res[(a, c)].append(once(s.port, req, want))
-    return {k: sorted(v) for k, v in res.items()}
+        for a, v in clat(arms, chat(content), want, N, 1 if SMOKE else 3).items():
+            res[(a, c)] = sorted(v)
+    return res
 
 
 def env_cost(cases):
@@ -144,35 +167,18 @@ def env_cost(cases):
             reqs = {"host": chat(content), "env": chat(content, "minimal")}
             for tree in reqs:
                 res[(tree, c)] = []
-                for _ in range(1 if SMOKE else 3):
-                    once(s.port, reqs[tree], want)
+                clat({tree: s}, reqs[tree], want, 1 if SMOKE else 3, 0)
             for _ in range(N):
                 for tree, req in reqs.items():
-                    quiet(s)
-                    res[(tree, c)].append(once(s.port, req, want))
+                    res[(tree, c)].append(once(s, req, want))
     return {k: sorted(v) for k, v in res.items()}, mounts
 
 
 def load_slice(port, req, want):
-    """8 clients, SLICE_REQS requests each: requests per second."""
-    errors = []
-
-    def client():
-        try:
-            for _ in range(SLICE_REQS):
-                once(port, req, want)
-        except SystemExit as e:
-            errors.append(e)
-    th = [threading.Thread(target=client) for _ in range(8)]
-    t0 = time.perf_counter()
-    for x in th:
-        x.start()
-    for x in th:
-        x.join()
-    el = time.perf_counter() - t0
-    if errors:
-        raise errors[0]
-    return 8 * SLICE_REQS / el
+    """8 client threads, SLICE_REQS requests each, one connection per
+    request: requests per second."""
+    return float(client("load", "--clients", 8, "--reqs", SLICE_REQS, "--req", reqfile(req),
+                        "--want", want, port)[0][0])
 
 
 def throughput(arms, content, want):
@@ -224,6 +230,10 @@ def peak_rss(server, req):
     return peak[0], el, r
 
 
+def shquote(code):
+    return "'" + code.replace("'", "'\\''") + "'"
+
+
 def row(figure, ours, base, unit, target=None, higher=False):
     ratio = ours / base if base else float("inf")
     met = ""
@@ -234,14 +244,18 @@ def row(figure, ours, base, unit, target=None, higher=False):
 
 
 def main():
-    if not os.access(BARE, os.X_OK):
-        raise SystemExit("build the baseline first: make tests/bench/bare-handler")
+    for b in (BARE, MINSBX, CLIENT):
+        if not os.access(b, os.X_OK):
+            raise SystemExit("build the baselines and the client first: make %s" %
+                             os.path.relpath(b, os.path.join(HERE, "..", "..")))
     tmp = subprocess.check_output(["mktemp", "-d"]).decode().strip()
     # the persistent empty network namespace (loopback down), held by a
     # process of this run: what the holder unit is under systemd
     holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "100000"])
     handler = os.path.abspath(os.path.join(HERE, "..", "..", "codellm-handler"))
-    arms_def = [("bare", dict(handler=BARE)),
+    arms_def = [("client only", dict(handler=BARE, extra=("--constant", "hi"))),
+                ("bare", dict(handler=BARE)),
+                ("sandbox", dict(handler=MINSBX)),
                 ("native", dict()),
                 ("off", dict(sandbox="off")),
                 ("bare, netns", dict(handler=wrapper(tmp, "bare-netns", BARE, holder.pid))),
@@ -250,31 +264,34 @@ def main():
     servers = {}
     try:
         for name, kw in arms_def:
+            extra = kw.pop("extra", ())
             servers[name] = Server("--timeout", "120", "--max-concurrent", "8", "--header-timeout", "120",
-                                   *share.get(name, ()), **kw)
+                                   *share.get(name, ()), *extra, env=PATH_ENV, **kw)
             servers[name].start()
         cases = {"bash": (block("bash", "echo hi"), "hi"),
-                 "python": (block("python", "print(1)"), "1")}
-        lat = latency(servers, cases)
+                 "python": (block("python", "print(\"hi\")"), "hi")}
+        lat = latency({a: s for a, s in servers.items()}, cases)
         nets = {a: net_of(servers[a]) for a in ("native", "native, shared")}
         if nets != {"native": "own", "native, shared": "shared"}:
             raise SystemExit("the arms do not run as named: sandbox.net %r" % nets)
-        med = {k: statistics.median(v) for k, v in lat.items()}
         c8 = {}
         for c in ("bash", "python"):
-            c8[c] = throughput({a: servers[a] for a in ("bare", "native", "bare, netns", "native, shared")},
-                               *cases[c])
-        # 64 MiB: three blocks against the same three commands as one
-        # shell pipeline, interleaved
+            c8[c] = throughput({a: servers[a] for a in ("bare", "sandbox", "native", "bare, netns",
+                                                        "native, shared")}, *cases[c])
+        # 64 MiB: three blocks against exactly the same three programs
+        # with the same code as one shell pipeline (in the bare handler
+        # and in the minimal sandbox), interleaved
         copy = ("import sys\nr, w = sys.stdin.buffer, sys.stdout.buffer\n"
                 "while True:\n    b = r.read(65536)\n    if not b: break\n    w.write(b)")
-        three = block("bash", "head -c 64M /dev/zero") + block("python", copy) + block("bash", "wc -c")
-        shell = block("bash", "head -c 64M /dev/zero | python3 -c '%s' | wc -c" % copy)
+        codes = ("head -c 64M /dev/zero", copy, "wc -c")
+        three = block("bash", codes[0]) + block("python", codes[1]) + block("bash", codes[2])
+        shell = block("bash", "bash -c %s | python3 -c %s | bash -c %s" % tuple(map(shquote, codes)))
         want = str(64 << 20)
-        big = {"native": [], "bare": []}
+        big = {"native": [], "bare": [], "sandbox": []}
         for _ in range(1 if SMOKE else 5):
-            big["bare"].append(once(servers["bare"].port, chat(shell), want))
-            big["native"].append(once(servers["native"].port, chat(three), want))
+            big["bare"].append(once(servers["bare"], chat(shell), want))
+            big["sandbox"].append(once(servers["sandbox"], chat(shell), want))
+            big["native"].append(once(servers["native"], chat(three), want))
         # a trivial run (the handler's memory does not grow with the
         # sleep: it lets the watcher read the handler during the run too,
         # not only while it waits for the request)
@@ -291,10 +308,11 @@ def main():
             s.stop()
         holder.kill()
         holder.wait()
-        subprocess.run(["rm", "-rf", tmp])
+        subprocess.run(["rm", "-rf", tmp] + ([REQS["dir"]] if "dir" in REQS else []))
+        REQS.clear()
     if SMOKE:
-        print("ok 1 - every arm answered every case correctly (bare, native, off, "
-              "bare in a netns, native sharing it)")
+        print("ok 1 - every arm answered every case correctly (client only, bare, sandbox, "
+              "native, off, bare in a netns, native sharing it), timed by the C client")
         print("ok 2 - native blocks ran in their own network namespace, "
               "native-shared blocks in the holder's")
         print("%sok 3 - the RSS watcher saw the handler (peak %d KiB, %d KiB through 64 MiB)"
@@ -303,39 +321,59 @@ def main():
         print("%sok 5 - a block on an environment has no more mounts than one on the host's tree "
               "(%s and %s: the top directories bound whole, the /etc allowlist as the tree has it)"
               % ("" if int(mounts["env"]) <= int(mounts["host"]) else "not ", mounts["env"], mounts["host"]))
-        print("1..5")
+        print("ok 6 - the 64 MiB pipeline answered the same count as three blocks, and as one "
+              "shell pipeline in the bare and the minimal sandbox handler")
+        print("1..6")
         return 0
+    report(lat, c8, big, envlat, mounts, rss, rss_big)
+    debug_tap(three)
+    return 0
 
+
+def report(lat, c8, big, envlat, mounts, rss, rss_big):
+    """The table: each arm's absolute p50 and p90, then the ratios."""
+    med = {k: statistics.median(v) for k, v in lat.items()}
+    pct = {k: v[max(0, int(len(v) * 0.9) - 1)] for k, v in lat.items()}
     print("make bench: %s, %d CPUs, N=%d per arm and case (c=1, interleaved), %d load slices of 8x%d"
           % (os.uname().nodename, os.cpu_count(), N, SLICES, SLICE_REQS))
+    print("c=1, each arm's own time (ms, the C client's span: connect, send, read to the close)")
+    print("%-16s %10s %10s %10s %10s" % ("arm", "bash p50", "bash p90", "python p50", "python p90"))
+    for a in ("client only", "bare", "sandbox", "native", "off", "bare, netns", "native, shared"):
+        print("%-16s %10.2f %10.2f %10.2f %10.2f" % (a, med[(a, "bash")], pct[(a, "bash")],
+                                                    med[(a, "python")], pct[(a, "python")]))
+    print("(client only: the client, socket activation and a process start, paid by every arm)")
     print("%-44s %10s %10s %-6s %7s  %s" % ("figure", "codellm", "baseline", "unit", "ratio", ""))
-    row("bash echo hi, c=1 p50, own netns", med[("native", "bash")], med[("bare", "bash")], "ms", 1.6)
+    row("bash echo hi, c=1 p50, own netns vs bare", med[("native", "bash")], med[("bare", "bash")], "ms",
+        1.6)
+    row("bash echo hi, c=1 p50, vs minimal sandbox", med[("native", "bash")], med[("sandbox", "bash")],
+        "ms", 1.25)
     row("bash echo hi, c=1 p50, shared netns", med[("native, shared", "bash")],
         med[("bare, netns", "bash")], "ms", 1.3)
     row("bash echo hi, c=1 p50, --sandbox off", med[("off", "bash")], med[("bare", "bash")], "ms", 1.15)
-    row("python print(1), c=1 p50, own netns", med[("native", "python")], med[("bare", "python")], "ms", 1.1)
-    row("python print(1), c=1 p50, shared netns", med[("native, shared", "python")],
+    row("python print('hi'), c=1 p50, own netns", med[("native", "python")], med[("bare", "python")], "ms",
+        1.1)
+    row("python print('hi'), c=1 p50, vs minimal sandbox", med[("native", "python")],
+        med[("sandbox", "python")], "ms")
+    row("python print('hi'), c=1 p50, shared netns", med[("native, shared", "python")],
         med[("bare, netns", "python")], "ms", 1.1)
-    row("python print(1), c=1 p50, --sandbox off", med[("off", "python")], med[("bare", "python")], "ms")
-    row("bash, c=8 throughput, own netns", c8["bash"]["native"], c8["bash"]["bare"], "req/s")
-    row("bash, c=8 throughput, shared netns", c8["bash"]["native, shared"], c8["bash"]["bare, netns"], "req/s")
-    row("python, c=8 throughput, own netns", c8["python"]["native"], c8["python"]["bare"], "req/s",
-        0.55, higher=True)
-    row("python, c=8 throughput, shared netns", c8["python"]["native, shared"],
-        c8["python"]["bare, netns"], "req/s", 0.7, higher=True)
-    row("64 MiB head | python copy | wc, 3 blocks", statistics.median(big["native"]),
+    row("python print('hi'), c=1 p50, --sandbox off", med[("off", "python")], med[("bare", "python")], "ms")
+    for c in ("bash", "python"):
+        row("%s, c=8 throughput, own netns" % c, c8[c]["native"], c8[c]["bare"], "req/s", 0.55,
+            higher=True)
+        row("%s, c=8 throughput, vs minimal sandbox" % c, c8[c]["native"], c8[c]["sandbox"], "req/s")
+        row("%s, c=8 throughput, shared netns" % c, c8[c]["native, shared"], c8[c]["bare, netns"],
+            "req/s")
+    row("64 MiB bash|python|wc, 3 blocks vs 1 shell", statistics.median(big["native"]),
         statistics.median(big["bare"]), "ms", 1.2)
+    row("64 MiB, minimal sandbox's shell vs bare's", statistics.median(big["sandbox"]),
+        statistics.median(big["bare"]), "ms")
     emed = {k: statistics.median(v) for k, v in envlat.items()}
     row("bash echo hi, c=1 p50, env minimal vs host", emed[("env", "bash")], emed[("host", "bash")], "ms", 1.1)
-    row("python print(1), c=1 p50, env minimal vs host", emed[("env", "python")], emed[("host", "python")],
+    row("python print('hi'), c=1 p50, env minimal vs host", emed[("env", "python")], emed[("host", "python")],
         "ms", 1.1)
     print("%-44s %10s %10s %-6s" % ("mounts a block sees, env minimal vs host", mounts["env"], mounts["host"], ""))
     print("%-44s %10d %10s %-6s" % ("handler peak RSS, trivial run", rss, "", "KiB"))
     print("%-44s %10d %10s %-6s" % ("handler peak RSS, 64 MiB through 3 blocks", rss_big, "", "KiB"))
-    print("p90 (ms): " + ", ".join("%s/%s %.1f" % (a, c, v[int(len(v) * 0.9) - 1])
-                                  for (a, c), v in sorted(lat.items())))
-    debug_tap(three)
-    return 0
 
 
 def debug_tap(content):
@@ -347,7 +385,7 @@ def debug_tap(content):
                             headers={"Host": "127.0.0.1:%d" % s.port})
         t = {"chat": [], "debug": []}
         for _ in range(5):
-            t["chat"].append(once(s.port, chat(content), str(64 << 20)))
+            t["chat"].append(once(s, chat(content), str(64 << 20)))
             t0 = time.perf_counter()
             r = Resp(raw(s.port, dbg, timeout=120))
             t["debug"].append((time.perf_counter() - t0) * 1000)
