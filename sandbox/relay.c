@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -268,7 +269,8 @@ static int next_wait(const struct sbx_pipeline *p, long now, long deadline, long
 }
 
 /* [0] signals, [1] the client, [2] the last block's stdout, then per
- * block its stderr and, for an edge, the side that can move now. */
+ * block its stderr and, for an edge, the side that can move now (its
+ * index kept in the edge). */
 static nfds_t fill_pollfds(const struct sbx_pipeline *p, const struct sbx_relay *f,
 			   struct pollfd *pfd, int watch_client, int client_eof)
 {
@@ -280,15 +282,21 @@ static nfds_t fill_pollfds(const struct sbx_pipeline *p, const struct sbx_relay 
 		.events = client_eof ? 0 : POLLIN | POLLRDHUP };
 	pfd[n++] = (struct pollfd){ .fd = f->out, .events = POLLIN };
 	for (size_t i = 0; i < p->n; i++) {
-		const struct edge *e = &f->edges[i];
+		struct edge *e = &f->edges[i];
 
-		pfd[n++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
+		e->err_pix = f->err[i] >= 0 ? (int)n : -1;
+		e->pix = -1;
+		if (f->err[i] >= 0)
+			pfd[n++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
 		if (i + 1 >= p->n)
 			continue;
-		if (e->len > 0 && e->down >= 0)
+		if (e->len > 0 && e->down >= 0) {
+			e->pix = (int)n;
 			pfd[n++] = (struct pollfd){ .fd = e->down, .events = POLLOUT };
-		else if (e->up >= 0 && e->len == 0)
+		} else if (e->up >= 0 && e->len == 0) {
+			e->pix = (int)n;
 			pfd[n++] = (struct pollfd){ .fd = e->up, .events = POLLIN };
+		}
 	}
 	return n;
 }
@@ -320,23 +328,53 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 		end_run(p, f, live, SBX_END_CLIENT);
 }
 
-/* Block i's stderr (its tail kept) and the edge to block i+1: read what
- * i wrote, write it on as i+1 takes it, tap what crossed. */
-static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char *scratch)
+/* The next block stopped reading: like a real pipe, the writer gets
+ * EPIPE/SIGPIPE. */
+static void edge_broken(struct edge *e)
 {
-	struct edge *e = &f->edges[i];
+	sbx_close_fd(&e->down);
+	sbx_close_fd(&e->up);
+	e->len = 0;
+}
+
+/* An edge without a tap: the pipe buffers move from block i's pipe to
+ * block i+1's (splice), never copied through the handler; counted as
+ * they go. e->len is 1 while block i+1's pipe is full (the edge waits
+ * to write), 0 while it waits for block i. */
+static void splice_edge(struct sbx_pipeline *p, struct edge *e, size_t i)
+{
+	for (;;) {
+		ssize_t r = splice(e->up, NULL, e->down, NULL, 1 << 20,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		int queued = 0;
+
+		if (r > 0) {
+			e->len = 0;
+			p->r.res[i].out_bytes += (uint64_t)r;
+			p->r.taps[i].bytes += (uint64_t)r;
+			continue;
+		}
+		if (r == 0) {
+			sbx_close_fd(&e->up);
+			e->len = 0;
+		} else if (errno == EAGAIN) {
+			/* nothing to read, or no room to write */
+			e->len = ioctl(e->up, FIONREAD, &queued) == 0 && queued > 0;
+		} else if (errno != EINTR) {
+			edge_broken(e);
+		} else {
+			continue;
+		}
+		return;
+	}
+}
+
+/* An edge with a tap (the debug pipeline): read what i wrote, write it
+ * on as i+1 takes it, keep what crossed. */
+static void copy_edge(struct sbx_pipeline *p, struct edge *e, size_t i)
+{
 	ssize_t r;
 
-	if (f->err[i] >= 0 && (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
-		if (r == 0) {
-			sbx_close_fd(&f->err[i]);
-		} else {
-			p->r.res[i].err_bytes += (uint64_t)r;
-			sbx_capture_tail(&p->r.res[i].err, p->max_stderr, scratch, (size_t)r);
-		}
-	}
-	if (i + 1 >= p->n)
-		return;
 	if (e->len == 0 && e->up >= 0) {
 		r = drain(e->up, e->buf, RELAY_BUF);
 		if (r == 0) {
@@ -358,14 +396,39 @@ static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char
 			e->off += (size_t)w;
 			e->len -= (size_t)w;
 		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-			/* the next block stopped reading: like a real pipe,
-			 * the writer gets EPIPE/SIGPIPE */
-			sbx_close_fd(&e->down);
-			sbx_close_fd(&e->up);
-			e->len = 0;
+			edge_broken(e);
 		}
 	} else if (e->len > 0) {
 		e->len = 0;
+	}
+}
+
+/* Block i's stderr (its tail kept) and the edge to block i+1, each
+ * only once poll said it can move. */
+static void on_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i, char *scratch,
+		     const struct pollfd *pfd)
+{
+	struct edge *e = &f->edges[i];
+	ssize_t r;
+
+	if (e->err_pix >= 0 && pfd[e->err_pix].revents && f->err[i] >= 0 &&
+	    (r = drain(f->err[i], scratch, RELAY_BUF)) >= 0) {
+		if (r == 0) {
+			sbx_close_fd(&f->err[i]);
+		} else {
+			p->r.res[i].err_bytes += (uint64_t)r;
+			sbx_capture_tail(&p->r.res[i].err, p->max_stderr, scratch, (size_t)r);
+		}
+	}
+	if (i + 1 >= p->n)
+		return;
+	if (e->pix >= 0 && pfd[e->pix].revents) {
+		if (p->tap)
+			copy_edge(p, e, i);
+		else if (e->up >= 0 && e->down >= 0)
+			splice_edge(p, e, i);
+		else
+			e->len = 0;
 	}
 	if (e->up < 0 && e->len == 0)
 		sbx_close_fd(&e->down);
@@ -425,7 +488,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		if (f->out >= 0 && pfd[2].revents)
 			on_stdout(p, f, &live, scratch);
 		for (size_t i = 0; i < p->n; i++)
-			on_block(p, f, i, scratch);
+			on_block(p, f, i, scratch, pfd);
 	}
 	p->r.duration_ms = sbx_now_ms() - f->t0;
 	sbx_result_decide(&p->r);
