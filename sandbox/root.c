@@ -292,7 +292,7 @@ static const char *const proc_empty[] = {
 };
 
 /* Directories of host-wide statistics and hardware: an empty read-only
- * tmpfs. */
+ * directory. */
 static const char *const proc_dirs[] = {
 	"pressure", "acpi", "asound", "scsi", NULL
 };
@@ -329,11 +329,12 @@ static int mask_proc(const char *masks)
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
 			return -errno;
 	}
+	/* an empty read-only directory bound, not a tmpfs of its own: a
+	 * new superblock (and its teardown) costs several binds */
+	snprintf(src, sizeof src, "%s/emptydir", masks);
 	for (const char *const *d = proc_dirs; *d; d++) {
 		snprintf(dst, sizeof dst, "proc/%s", *d);
-		if (mount("codellm-mask", dst, "tmpfs", MS_RDONLY | MS_NOSUID |
-			  MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1,mode=0555") < 0 &&
-		    errno != ENOENT)
+		if (mount(src, dst, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
 			return -errno;
 	}
 	return 0;
@@ -392,6 +393,8 @@ int sbx_write_masks(const char *dir, unsigned long long memory)
 		rc = write_mask(fd, "stat", buf, (size_t)n);
 	if (!rc)
 		rc = write_mask(fd, "empty", "", 0);
+	if (!rc && mkdirat(fd, "emptydir", 0555) < 0)
+		rc = -errno;
 	close(fd);
 	return rc;
 }
