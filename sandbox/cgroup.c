@@ -363,10 +363,39 @@ static int remove_dir(const char *run, int version)
 	return rc;
 }
 
+/* The run cgroup's bounds; a kept v1 slot cgroup also starts its peak
+ * and its OOM count afresh for this run. */
+static int set_limits(struct sbx_cgroup *cg, unsigned long long memory_max,
+		      unsigned long long pids_max)
+{
+	char val[32];
+	int rc;
+
+	snprintf(val, sizeof val, "%llu", memory_max);
+	if (cg->version == 2) {
+		rc = write_at(cg->run, "memory.max", val);
+		if (!rc && has_file(cg->run, "memory.swap.max"))
+			rc = write_at(cg->run, "memory.swap.max", "0");
+		if (!rc && pids_max && has_file(cg->run, "pids.max")) {
+			snprintf(val, sizeof val, "%llu", pids_max);
+			rc = write_at(cg->run, "pids.max", val);
+		}
+		return rc;
+	}
+	rc = cg->reused ? empty_v1(cg->run) : 0;
+	if (!rc)
+		rc = limit_v1(cg->run, val);
+	/* the peak from this run on; the OOM kills counted from here */
+	if (!rc && cg->reused)
+		rc = write_at(cg->run, "memory.max_usage_in_bytes", "0");
+	cg->oom_base = cg->reused ? keyed(cg->run, "memory.oom_control", "oom_kill") : 0;
+	return rc;
+}
+
 int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 		      unsigned long long pids_max, uid_t owner, const char *slot)
 {
-	char own[PATH_MAX], parent[PATH_MAX], val[32];
+	char own[PATH_MAX], parent[PATH_MAX];
 	int rc;
 
 	sbx_cgroup_init(cg);
@@ -405,24 +434,7 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 			continue;
 		}
 		cg->version = v;
-		snprintf(val, sizeof val, "%llu", memory_max);
-		if (v == 2) {
-			rc = write_at(cg->run, "memory.max", val);
-			if (!rc && has_file(cg->run, "memory.swap.max"))
-				rc = write_at(cg->run, "memory.swap.max", "0");
-			if (!rc && pids_max && has_file(cg->run, "pids.max")) {
-				snprintf(val, sizeof val, "%llu", pids_max);
-				rc = write_at(cg->run, "pids.max", val);
-			}
-		} else {
-			rc = cg->reused ? empty_v1(cg->run) : 0;
-			if (!rc)
-				rc = limit_v1(cg->run, val);
-			/* the peak from this run on; the OOM kills counted from here */
-			if (!rc && cg->reused)
-				rc = write_at(cg->run, "memory.max_usage_in_bytes", "0");
-			cg->oom_base = cg->reused ? keyed(cg->run, "memory.oom_control", "oom_kill") : 0;
-		}
+		rc = set_limits(cg, memory_max, pids_max);
 		/* the uid the handler becomes removes it at the end */
 		if (!rc && owner != (uid_t)-1 && owner != geteuid() &&
 		    chown(cg->run, owner, (gid_t)-1) < 0)
