@@ -169,6 +169,12 @@ void resp_files(struct jbuf *b, const struct sbx_artifacts *f, int with_data)
 
 		jbuf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		jstr_escape(b, a->name, strlen(a->name));
+		if (!jstr_utf8_valid(a->name, strlen(a->name))) {
+			/* "name" had U+FFFD for some bytes: these are exact */
+			jbuf_puts(b, ",\"name_base64\":\"");
+			jstr_base64(b, a->name, strlen(a->name));
+			jbuf_puts(b, "\"");
+		}
 		jbuf_printf(b, ",\"bytes\":%llu,\"mime\":\"%s\"", (unsigned long long)a->bytes,
 			    resp_mime(a->name));
 		if (a->data) {

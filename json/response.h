@@ -37,6 +37,7 @@ struct resp_run {
 /* ,"files":[{"name","bytes","mime","sha256","data_b64"} or
  * {"name","bytes","mime","omitted"}…] and ,"files_truncated":K when
  * more were only counted; nothing when there is none (or f is NULL).
+ * A name that is not valid UTF-8 has "name_base64" after "name" too.
  * Without with_data no "data_b64" (MCP carries the bytes in content
  * parts). */
 void resp_files(struct jbuf *b, const struct sbx_artifacts *f, int with_data);

@@ -71,20 +71,24 @@ struct sbx_capture {
 /* A file the blocks left under /work/out, as the answer carries it
  * (sandbox/artifacts.c reads them). */
 struct sbx_artifact {
-	char *name;		/* "out/...", as the blocks named it */
+	char *name;		/* "out/...", as the blocks named it (any bytes:
+				 * not valid UTF-8 means omitted, no data) */
 	char *data;		/* its bytes, NULL when omitted */
 	size_t len;
 	uint64_t bytes;		/* its size (0 for what is no regular file) */
 	const char *omitted;	/* NULL, or why there is no data */
 };
 
-/* At most this many entries are listed; the rest are only counted. */
+/* At most this many entries are listed, the first in name order; the
+ * rest are only counted. An entry is a file, or what hides files: a
+ * directory too deep or unreadable, a path too long to open. */
 #define SBX_ARTIFACTS_LISTED 1024
 
 struct sbx_artifacts {
 	struct sbx_artifact *v;	/* in name order (bytewise) */
 	size_t n;
-	size_t truncated;	/* entries past SBX_ARTIFACTS_LISTED */
+	size_t truncated;	/* entries past SBX_ARTIFACTS_LISTED, and 1 when
+				 * the walk stopped looking (MAX_SEEN) */
 };
 
 /* What processes cost, from the kernel's accounting (wait4's rusage of
