@@ -214,6 +214,22 @@ size_t jstr_utf8_valid_len(const char *s, size_t n)
 	return n;
 }
 
+/* The sequence's length from utf8_seq, its payload bits gathered: the
+ * leading byte keeps 7, 5, 4 or 3 of them, each continuation byte 6. */
+int jstr_utf8_decode(const char *s, size_t n, unsigned *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int k = n ? utf8_seq(u, n) : 0;
+
+	*cp = 0;
+	if (k <= 0)
+		return 0;
+	*cp = k == 1 ? u[0] : u[0] & (0x7F >> k);
+	for (int i = 1; i < k; i++)
+		*cp = *cp << 6 | (u[i] & 0x3F);
+	return k;
+}
+
 int jstr_utf8_valid(const char *s, size_t n)
 {
 	return jstr_utf8_valid_len(s, n) == n;

@@ -33,6 +33,11 @@ size_t jstr_escape(struct jbuf *b, const char *s, size_t n);
  * may follow. Returns n when s ends on a character boundary. */
 size_t jstr_utf8_prefix(const char *s, size_t n);
 
+/* The character at s[0..n) (n >= 1): its length, 1 to 4, with its code
+ * point in *cp; 0 when s does not start with a whole, valid UTF-8
+ * sequence (*cp then 0). */
+int jstr_utf8_decode(const char *s, size_t n, unsigned *cp);
+
 /* 1 when s[0..n) is entirely valid UTF-8. */
 int jstr_utf8_valid(const char *s, size_t n);
 

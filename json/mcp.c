@@ -57,13 +57,22 @@ static int fail(struct mcp_error *e, int http_status, int code, const char *fmt,
 }
 
 /* The body as one JSON value: -32700 when it is no JSON, -32600 when
- * it is no request object (a batch too: not supported). */
+ * it is no request object (a batch too: not supported) or one that
+ * gives a key twice: RFC 8259's grammar allows that, so the text is
+ * JSON, but readers differ on which one counts (cJSON the first, most
+ * others the last), so no one request can be read from it. */
 static int parse_body(const char *body, size_t len, struct mcp_msg *m, struct mcp_error *e)
 {
 	struct precheck pc;
 
-	if (precheck_json(body, len, &pc) < 0)
+	if (precheck_json_unique(body, len, &pc) < 0) {
+		if (pc.problem == PRECHECK_MEMORY)
+			return fail(e, 503, MCP_INTERNAL_ERROR, "the server is out of memory; retry");
+		if (pc.problem == PRECHECK_DUPLICATE)
+			return fail(e, 400, MCP_INVALID_REQUEST, "Invalid Request: the body %s",
+				    pc.message);
 		return fail(e, 400, MCP_PARSE_ERROR, "Parse error: the body %s", pc.message);
+	}
 	m->root = cJSON_ParseWithLength(body, len);
 	if (!m->root)
 		return fail(e, 503, MCP_INTERNAL_ERROR, "the server is out of memory; retry");
@@ -76,19 +85,41 @@ static int parse_body(const char *body, size_t len, struct mcp_msg *m, struct mc
 	return 0;
 }
 
+/* The id as the answers write it: a number as the very token the body
+ * holds (the pre-check made it one of RFC 8259's, digits, sign, point
+ * and exponent only), so 9007199254740993 or 1e999 come back as sent,
+ * never rounded through a double; a string escaped as every string the
+ * server writes (jstr_escape: U+2028 and U+2029 as \u2028, \u2029).
+ * -1 when memory ran out. */
+static int take_id(struct mcp_msg *m, const cJSON *id, const char *body, size_t len)
+{
+	struct jbuf b = {0};
+	size_t at, n;
+
+	if (cJSON_IsNumber(id) && precheck_member(body, len, "id", &at, &n) == 0)
+		jbuf_append(&b, body + at, n);
+	else if (cJSON_IsString(id))
+		jstr_escape(&b, id->valuestring, strlen(id->valuestring));
+	else
+		jbuf_puts(&b, "null");	/* never: the body passed the check */
+	if (!jbuf_cstr(&b)) {
+		jbuf_free(&b);
+		return -1;
+	}
+	m->id = b.p;
+	return 0;
+}
+
 /* jsonrpc "2.0", a string method, an id that is a string or a number
  * (or none: a notification), params an object when present. */
-static int read_envelope(struct mcp_msg *m, struct mcp_error *e)
+static int read_envelope(struct mcp_msg *m, const char *body, size_t len, struct mcp_error *e)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "jsonrpc");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m->root, "id");
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(m->root, "method");
 
-	if (id && (cJSON_IsString(id) || cJSON_IsNumber(id))) {
-		m->id = cJSON_PrintUnformatted(id);
-		if (!m->id)
-			return fail(e, 503, MCP_INTERNAL_ERROR, "the server is out of memory; retry");
-	}
+	if (id && (cJSON_IsString(id) || cJSON_IsNumber(id)) && take_id(m, id, body, len) < 0)
+		return fail(e, 503, MCP_INTERNAL_ERROR, "the server is out of memory; retry");
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0"))
 		return fail(e, 400, MCP_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
 	if (id && !m->id)
@@ -174,7 +205,7 @@ int mcp_parse(const char *body, size_t len, const struct mcp_headers *h,
 	      struct mcp_msg *m, struct mcp_error *e)
 {
 	memset(m, 0, sizeof *m);
-	if (parse_body(body, len, m, e) < 0 || read_envelope(m, e) < 0)
+	if (parse_body(body, len, m, e) < 0 || read_envelope(m, body, len, e) < 0)
 		return -1;
 	return check_versions(m, h, e);
 }

@@ -38,6 +38,8 @@ enum precheck_problem {
 	PRECHECK_VALUES,	/* more than PRECHECK_MAX_VALUES values */
 	PRECHECK_SYNTAX,	/* anything else RFC 8259 does not allow */
 	PRECHECK_TRAILING,	/* more than whitespace after the value */
+	PRECHECK_DUPLICATE,	/* precheck_json_unique: a key twice in an object */
+	PRECHECK_MEMORY,	/* precheck_json_unique: out of memory (a 503) */
 };
 
 struct precheck {
@@ -54,5 +56,25 @@ struct precheck {
  * the limits. Otherwise -1 with *ret telling the first problem: NUL and UTF-8 are looked for in the whole text
  * first, the rest in text order. */
 int precheck_json(const char *s, size_t n, struct precheck *ret);
+
+/* precheck_json, and then no object may hold the same key twice, at any
+ * depth: keys compare as what they say, escapes decoded ("a" and
+ * "\u0061" are the same key). What a client sends is read this way:
+ * RFC 8259 leaves a repeated key's meaning to the reader (cJSON takes
+ * the first, most readers the last), so a body that repeats one would
+ * say different things to different readers. The duplicate told is the
+ * first in text order, and only when the text has no other problem;
+ * its offset is the repeat's opening quote. Once the walk is done the
+ * keys, hashed as they pass, are sorted by object and hash, and only
+ * keys that hash alike are compared: O(k log k) for k keys, never
+ * quadratic, whatever they collide on. -1 with PRECHECK_MEMORY when
+ * the keys' table (32 bytes a key) could not be had. */
+int precheck_json_unique(const char *s, size_t n, struct precheck *ret);
+
+/* In a text that passed precheck_json whose value is an object: the
+ * value of its member named key (compared unescaped; with duplicates,
+ * the first, as cJSON has it), as the span [*start, *start + *len) of
+ * s, a value's very token text. 0, or -1 when there is no such member. */
+int precheck_member(const char *s, size_t n, const char *key, size_t *start, size_t *len);
 
 #endif

@@ -45,21 +45,25 @@ int req_oom(struct req_error *err)
 			"the server is out of memory reading this request; retry");
 }
 
-/* The body as one JSON object; NULL with err filled. precheck_json
- * refuses what cJSON would read wrongly or not whole, so a body it
- * passes is one cJSON takes in full. */
+/* The body as one JSON object; NULL with err filled. The pre-check
+ * refuses what cJSON would read wrongly or not whole, and any key given
+ * twice (which readers differ on), so a body it passes is one cJSON
+ * takes in full and as every reader would. */
 static cJSON *parse_object(const char *body, size_t len, struct req_error *err)
 {
 	struct precheck pc;
 	cJSON *root;
 
-	if (precheck_json(body, len, &pc) < 0) {
-		req_fail(err, 400, "invalid_json", NULL, "request body %s", pc.message);
+	if (precheck_json_unique(body, len, &pc) < 0) {
+		if (pc.problem == PRECHECK_MEMORY)
+			req_oom(err);
+		else
+			req_fail(err, 400, "invalid_json", NULL, "request body %s", pc.message);
 		return NULL;
 	}
 	root = cJSON_ParseWithLength(body, len);
 	if (!root) {
-		/* the text passed precheck_json: only memory is left */
+		/* the text passed the pre-check: only memory is left */
 		req_oom(err);
 		return NULL;
 	}
@@ -99,12 +103,39 @@ static int is_role(const char *r, const char *want)
  * between), null or absent (empty). */
 /* ---- files in user messages ---- */
 
+/* A character no file name may hold, though it is valid UTF-8: it
+ * controls how the name shows rather than being part of it (a C1
+ * control, a line or paragraph separator, a bidirectional formatting
+ * control, with which "txt.exe" can show as "exe.txt"). What it is,
+ * *cp its code point; NULL when s[0..n) holds none. */
+static const char *hidden_char(const char *s, size_t n, unsigned *cp)
+{
+	for (size_t i = 0; i < n;) {
+		int k = jstr_utf8_decode(s + i, n - i, cp);
+
+		if (k <= 0)
+			return NULL;	/* the caller checked: valid UTF-8 */
+		i += (size_t)k;
+		if (*cp >= 0x80 && *cp <= 0x9F)
+			return "a C1 control character";
+		if (*cp == 0x2028 || *cp == 0x2029)
+			return "a line or paragraph separator";
+		if (*cp == 0x061C || *cp == 0x200E || *cp == 0x200F ||
+		    (*cp >= 0x202A && *cp <= 0x202E) || (*cp >= 0x2066 && *cp <= 0x2069))
+			return "a bidirectional formatting control";
+	}
+	return NULL;
+}
+
 /* What the run's workdir may hold under a name a request chose: one
- * path component, not hidden, no control byte, not the bag's name (the
- * only name the run itself takes there). */
-static const char *file_name_problem(const char *s)
+ * path component, not hidden, no control byte or character that hides
+ * how it shows, not the bag's name (the only name the run itself takes
+ * there). The problem, in why[] when it needs words of its own. */
+static const char *file_name_problem(const char *s, char *why, size_t whylen)
 {
 	size_t n = strlen(s);
+	const char *what;
+	unsigned cp;
 
 	if (n == 0)
 		return "is empty";
@@ -120,6 +151,10 @@ static const char *file_name_problem(const char *s)
 	}
 	if (!jstr_utf8_valid(s, n))
 		return "is not valid UTF-8";
+	if ((what = hidden_char(s, n, &cp))) {
+		snprintf(why, whylen, "holds U+%04X (%s)", cp, what);
+		return why;
+	}
 	if (!strcmp(s, SBX_BAG_NAME))
 		return "is the name of the fleet_input bag";
 	return NULL;
@@ -210,7 +245,7 @@ static int take_file_part(struct file_ctx *fc, const cJSON *part, int image,
 	const cJSON *url = cJSON_GetObjectItemCaseSensitive(obj, image ? "url" : "file_data");
 	const cJSON *fname = cJSON_GetObjectItemCaseSensitive(obj, "filename");
 	struct chat_request *r = fc->r;
-	char type[128], gen[64], *data = NULL;
+	char type[128], gen[64], bad[96], *data = NULL;
 	const char *b64, *why, *name;
 	struct req_file *f;
 	char *copy;
@@ -243,7 +278,12 @@ static int take_file_part(struct file_ctx *fc, const cJSON *part, int image,
 		snprintf(gen, sizeof gen, "image-%zu.%s", fc->images, image_ext(type));
 		name = gen;
 	}
-	if ((why = file_name_problem(name)))
+	if ((why = file_name_problem(name, bad, sizeof bad)) == bad)
+		/* the name itself is not shown: it would hide as it does here */
+		return req_fail(err, 400, "invalid_file_name", "messages",
+			    "messages[%zu].content[%zu]: the file name %s, which no name may hold",
+			    idx, k, why);
+	if (why)
 		return req_fail(err, 400, "invalid_file_name", "messages",
 			    "messages[%zu].content[%zu]: the file name \"%.64s\" %s",
 			    idx, k, name, why);

@@ -4,8 +4,9 @@ through the real handler: initialize without a session, notifications,
 tools/list, run_code and run_markdown (stdout, structuredContent,
 isError, stdin, the input bag, an image artifact), calls without
 initialize, the protocol-version checks, every JSON-RPC error, the
-methods and the key. The official TypeScript SDK client is in
-tests/clients/mcp.test.mjs."""
+methods and the key, the id echoed exactly as sent (a number's token, a
+string escaped), a key given twice. The official TypeScript SDK client
+is in tests/clients/mcp.test.mjs."""
 import base64
 import os
 import sys
@@ -231,6 +232,37 @@ with Server(allowed="python,bash") as s:
     r = s.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 9, "method": "ping", "params": [1]},
                   headers=ACCEPT)
     t.eq((err(r) or {}).get("code"), -32602, "params not an object: -32602")
+
+    # ---- the id echoed as sent (issue 35): a number as its very token,
+    # never through a double; a string escaped as all the server writes
+    for tok in (b"9007199254740993", b"1e999", b"1.5", b"-7", b"0", b"42"):
+        r = s.request("POST", "/mcp", b'{"jsonrpc":"2.0","id":%s,"method":"ping"}' % tok,
+                      headers=ACCEPT)
+        t.eq((r.status, r.body), (200, b'{"jsonrpc":"2.0","id":%s,"result":{}}\n' % tok),
+             "id %s: ping answered with the id as sent" % tok.decode(), r)
+    r = s.request("POST", "/mcp", b'{"jsonrpc":"2.0","id":9007199254740993,"method":"no/such"}',
+                  headers=ACCEPT)
+    t.ok(r.body.startswith(b'{"jsonrpc":"2.0","id":9007199254740993,"error":{"code":-32601,'),
+         "id 9007199254740993: an error carries it as sent too", r)
+    r = s.request("POST", "/mcp", '{"jsonrpc":"2.0","id":"a\u2028b\u2029c","method":"ping"}'
+                  .encode(), headers=ACCEPT)
+    t.eq((r.status, r.body), (200, b'{"jsonrpc":"2.0","id":"a\\u2028b\\u2029c","result":{}}\n'),
+         "a string id holding U+2028 and U+2029: echoed as \\u2028, \\u2029", r)
+
+    # ---- a key given twice: no request can be read from it (issue 35)
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call","params":'
+            b'{"name":"run_code","arguments":{"language":"python","code":"print(1)"}}}')
+    r = s.request("POST", "/mcp", body, headers=ACCEPT)
+    e = err(r) or {}
+    t.eq((r.status, e.get("code"), (r.json or {}).get("id", 0), "result" in (r.json or {})),
+         (400, -32600, None, False), "\"method\" twice: 400, -32600, id null, not ping's answer", r)
+    t.ok('the key "method" twice in one object (byte %d;' % body.rindex(b'"method"')
+         in (e.get("message") or ""), "... naming the key and the byte of its repeat", r)
+    r = s.request("POST", "/mcp", b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":'
+                  b'{"name":"run_code","arguments":{"language":"python","code":"print(1)",'
+                  b'"c\u006fde":"print(2)"}}}', headers=ACCEPT)
+    t.eq((r.status, (err(r) or {}).get("code")), (400, -32600),
+         "a key twice in arguments (one of them escaped): -32600, nothing runs", r)
 
     # ---- SSE only when asked alone
     r = rpc(s, "ping", headers={"Accept": "text/event-stream"})

@@ -14,11 +14,19 @@
  * Text rows: whole JSON texts against precheck_json alone: the grammar
  * (RFC 8259, strictly), the limits (depth here, the count of values
  * below), and where each problem is found.
+ *
+ * Key rows: precheck_json_unique, which also refuses a key given twice
+ * in one object (issue 35), at any depth, keys compared unescaped; the
+ * same key in different objects is fine. Then the readers of what a
+ * client sends (chat, Responses, debug) on a repeated key, the first
+ * repeat told in text order, and the cost: 50,000 distinct keys, or
+ * 100,000 repeats of one long key, in well under a second.
  * Every input sits right before a PROT_NONE page. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json/agent.h"
 #include "json/response.h"
@@ -26,6 +34,7 @@
 #include "json/jstr.h"
 #include "json/precheck.h"
 #include "json/request.h"
+#include "json/responses.h"
 #include "tests/guard.h"
 #include "tests/tap.h"
 
@@ -480,6 +489,195 @@ static void check_values(void)
 	}
 }
 
+/* ---- keys given twice (precheck_json_unique) ------------------------------ */
+
+struct key_row {
+	const char *name;
+	const char *text;
+	enum precheck_problem problem;	/* PRECHECK_OK, _DUPLICATE, or another */
+	size_t at;			/* the repeat's opening quote */
+	const char *shown;		/* how the message shows the key */
+};
+
+#define UNIQUE(n, t) { n, t, PRECHECK_OK, 0, NULL }
+#define TWICE(n, t, a, k) { n, t, PRECHECK_DUPLICATE, a, k }
+
+static const struct key_row key_rows[] = {
+	UNIQUE("distinct keys", "{\"a\":1,\"b\":2,\"A\":3,\"\":4,\" a\":5}"),
+	UNIQUE("the same key in different objects",
+	       "{\"a\":{\"a\":1},\"b\":{\"a\":2},\"c\":[{\"a\":1},{\"a\":1}],\"d\":{\"b\":{\"a\":0}}}"),
+	UNIQUE("a key and a string value alike", "{\"a\":\"a\",\"b\":[\"a\",\"a\"]}"),
+	UNIQUE("arrays repeat values freely", "[1,1,\"a\",\"a\",{},{}]"),
+	UNIQUE("keys that differ in one escape", "{\"a\\n\":1,\"a\\r\":2,\"a\\u00e9\":3,\"a\\u00e8\":4}"),
+	UNIQUE("composed and decomposed e-acute differ", "{\"\\u00e9\":1,\"e\\u0301\":2}"),
+	UNIQUE("a prefix is another key", "{\"ab\":1,\"a\":2,\"abc\":3}"),
+	TWICE("at the top level", "{\"a\":1,\"a\":2}", 7, "\"a\""),
+	TWICE("model twice in a chat body",
+	      "{\"model\":\"python\",\"messages\":[],\"model\":\"x\"}", 32, "\"model\""),
+	TWICE("nested", "{\"x\":{\"b\":1,\"c\":2,\"b\":3}}", 18, "\"b\""),
+	TWICE("in the second object of an array", "[{\"a\":1},{\"a\":1,\"b\":0,\"a\":2}]", 22, "\"a\""),
+	TWICE("64 levels deep", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	      "{\"d\":1,\"d\":2}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+	      70, "\"d\""),
+	TWICE("an escape equal to the plain key", "{\"a\":1,\"\\u0061\":2}", 7, "\"a\""),
+	TWICE("\\/ and /", "{\"/\":1,\"\\/\":2}", 7, "\"/\""),
+	TWICE("upper- and lowercase hex", "{\"\\u00E9\":1,\"\\u00e9\":2}", 12, "\"\\u00E9\""),
+	TWICE("raw UTF-8 and its escape", "{\"\xC3\xA9t\xC3\xA9\":1,\"\\u00e9t\\u00e9\":2}", 11,
+	      "\"\\u00E9t\\u00E9\""),
+	TWICE("a surrogate pair and the raw character",
+	      "{\"\xF0\x9F\x98\x80\":1,\"\\ud83d\\ude00\":2}", 10, "\"\\uD83D\\uDE00\""),
+	TWICE("the empty key", "{\"\":1,\"b\":2,\"\":3}", 12, "\"\""),
+	TWICE("the first repeat in the text is told", "{\"z\":1,\"y\":1,\"y\":2,\"z\":2}", 13, "\"y\""),
+	TWICE("a nested repeat before an outer one",
+	      "{\"a\":1,\"o\":{\"k\":1,\"k\":2},\"a\":2}", 18, "\"k\""),
+	TWICE("a third time: the second is told", "{\"a\":1,\"a\":2,\"a\":3}", 7, "\"a\""),
+	TWICE("a key shown safely: quote, backslash, control, U+202E",
+	      "{\"q\\\"\\\\\\u0001\\u202e\":1,\"q\\\"\\\\\\u0001\\u202e\":2}", 23,
+	      "\"q\\\"\\\\\\u0001\\u202E\""),
+	TWICE("a long key cut", "{\"" X4("0123456789") "x\":1,\"" X4("0123456789") "x\":2}", 47,
+	      "\"0123456789012345678901234567890123456789...\""),
+	/* the text's other problems come first */
+	{ "a repeat, then a syntax error", "{\"a\":1,\"a\":2,}", PRECHECK_SYNTAX, 13, NULL },
+	{ "a repeat, then a bad escape", "{\"a\":1,\"a\":\"\\x\"}", PRECHECK_ESCAPE, 12, NULL },
+};
+
+static void key_row(const struct key_row *r)
+{
+	size_t len = strlen(r->text);
+	struct guarded g;
+	struct precheck pc;
+	const char *text = guard_copy(&g, r->text, len);
+	int rc = precheck_json_unique(text, len, &pc);
+	char want[128];
+
+	if (r->problem == PRECHECK_OK) {
+		if (!tap_ok(rc == 0 && pc.problem == PRECHECK_OK, "keys: %s pass", r->name))
+			tap_diag("%s", pc.message);
+	} else if (r->problem != PRECHECK_DUPLICATE) {
+		if (!tap_ok(rc == -1 && pc.problem == r->problem && pc.offset == r->at,
+			    "keys: %s: that problem is told (byte %zu)", r->name, r->at))
+			tap_diag("problem %d offset %zu: %s", pc.problem, pc.offset, pc.message);
+	} else {
+		snprintf(want, sizeof want, "holds the key %s twice in one object (byte %zu;",
+			 r->shown, r->at);
+		if (!tap_ok(rc == -1 && pc.problem == PRECHECK_DUPLICATE && pc.offset == r->at &&
+			    strstr(pc.message, want) && jstr_utf8_valid(pc.message, strlen(pc.message)),
+			    "keys: %s: refused at byte %zu", r->name, r->at))
+			tap_diag("rc %d problem %d offset %zu: %s (want %s)", rc, pc.problem,
+				 pc.offset, pc.message, want);
+	}
+	/* the plain check still takes a repeat: the agent's output reads
+	 * its own keys (json/agent.c) */
+	if (r->problem == PRECHECK_DUPLICATE)
+		tap_ok(precheck_json(text, len, &pc) == 0, "keys: %s: precheck_json passes it",
+		       r->name);
+	guard_free(&g);
+}
+
+#define DUP_CHAT "{\"model\":\"python\",\"messages\":[{\"role\":\"user\",\"content\":" \
+	"\"```python\\nprint(1)\\n```\"}],\"model\":\"x\"}"
+#define DUP_DEEP "{\"model\":\"python\",\"messages\":[{\"role\":\"user\",\"content\":" \
+	"\"```python\\nprint(1)\\n```\",\"role\":\"system\"}]}"
+#define DUP_RSP "{\"model\":\"python\",\"input\":\"```python\\nprint(1)\\n```\",\"input\":\"x\"}"
+#define DUP_DBG "{\"body\":\"```python\\nprint(1)\\n```\",\"bo\\u0064y\":\"\"}"
+
+/* A reader's refusal: 400 invalid_json, the message the pre-check's,
+ * naming the key and the byte of its repeat (where `repeat` starts). */
+static void dup_refused(const char *who, int rc, const struct req_error *e, const char *text,
+			const char *key, const char *repeat)
+{
+	char want[128];
+
+	snprintf(want, sizeof want, "request body holds the key \"%s\" twice in one object "
+		 "(byte %zu;", key, (size_t)(strstr(text, repeat) - text));
+	if (!tap_ok(rc == -1 && e->status == 400 && e->code && !strcmp(e->code, "invalid_json") &&
+		    e->type && !strcmp(e->type, "invalid_request_error") && strstr(e->message, want),
+		    "%s: a key given twice → 400 invalid_json naming it and its byte", who))
+		tap_diag("rc %d status %d code %s: %s (want %s)", rc, e->status,
+			 e->code ? e->code : "", e->message, want);
+}
+
+/* chat, Responses and debug bodies with a key twice: each reader
+ * refuses it the same way, nothing parsed */
+static void dup_readers(void)
+{
+	struct chat_request req;
+	struct rsp_face f;
+	struct req_error e;
+	size_t unused;
+	int rc;
+
+	rc = req_parse(DUP_CHAT, strlen(DUP_CHAT), &reg, &lim, &req, &e);
+	dup_refused("req_parse (\"model\" twice)", rc, &e, DUP_CHAT, "model", "\"model\":\"x");
+	req_free(&req);
+	rc = req_parse(DUP_DEEP, strlen(DUP_DEEP), &reg, &lim, &req, &e);
+	dup_refused("req_parse (\"role\" twice in a message)", rc, &e, DUP_DEEP, "role",
+		    "\"role\":\"system");
+	req_free(&req);
+	memset(&f, 0, sizeof f);
+	rc = rsp_translate(DUP_RSP, strlen(DUP_RSP), &f, &e);
+	dup_refused("rsp_translate (\"input\" twice)", rc, &e, DUP_RSP, "input", "\"input\":\"x");
+	rsp_face_free(&f);
+	rc = dbg_parse(DUP_DBG, strlen(DUP_DBG), &reg, &lim, REQ_DEBUG_LIST, &req, &unused, &e);
+	dup_refused("dbg_parse (\"body\" and \"bo\\u0064y\")", rc, &e, DUP_DBG, "body",
+		    "\"bo\\u");
+	req_free(&req);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The cost: an object of n keys "k<i>" (one repeat at the end when
+ * dup), or n spellings of one key of longkey characters (the sort must
+ * decode them to compare): checked in time
+ * that grows as n log n, not n squared (50,000 keys compared pairwise
+ * are 1.25e9 comparisons: seconds). The bound is loose for loaded
+ * machines and sanitizers. */
+static void many_keys(size_t n, int dup, size_t longkey)
+{
+	struct jbuf b = {0};
+	struct precheck pc;
+	double t;
+	int rc;
+
+	jbuf_puts(&b, "{");
+	for (size_t i = 0; i < n; i++) {
+		if (longkey) {
+			jbuf_puts(&b, i ? ",\"" : "\"");
+			/* each spelled its own way: character k escaped
+			 * when bit k of i is set */
+			for (size_t k = 0; k < longkey; k++)
+				jbuf_puts(&b, k < 8 * sizeof i && (i >> k & 1) ? "\\u0061" : "a");
+			jbuf_puts(&b, "\":0");
+		} else {
+			jbuf_printf(&b, "%s\"k%zu\":0", i ? "," : "", i);
+		}
+	}
+	if (dup)
+		jbuf_puts(&b, ",\"k0\":1");
+	jbuf_puts(&b, "}");
+	t = now_s();
+	rc = precheck_json_unique(b.p, b.len, &pc);
+	t = now_s() - t;
+	if (longkey)
+		tap_ok(rc == -1 && pc.problem == PRECHECK_DUPLICATE && t < 2.0,
+		       "keys: %zu spellings of one %zu-character key (%zu bytes) refused in %.3f s",
+		       n, longkey, b.len, t);
+	else if (dup)
+		tap_ok(rc == -1 && pc.problem == PRECHECK_DUPLICATE && pc.offset == b.len - 7 &&
+		       t < 2.0, "keys: %zu distinct keys and a repeat of the first: refused at "
+		       "its byte in %.3f s", n, t);
+	else
+		tap_ok(rc == 0 && t < 2.0, "keys: %zu distinct keys (%zu bytes) pass in %.3f s",
+		       n, b.len, t);
+	jbuf_free(&b);
+}
+
 int main(void)
 {
 	char err[64];
@@ -495,6 +693,13 @@ int main(void)
 	for (size_t i = 0; i < sizeof text_rows / sizeof text_rows[0]; i++)
 		text_row(&text_rows[i]);
 	check_values();
+	for (size_t i = 0; i < sizeof key_rows / sizeof key_rows[0]; i++)
+		key_row(&key_rows[i]);
+	dup_readers();
+	many_keys(50000, 0, 0);
+	many_keys(50000, 1, 0);
+	many_keys(PRECHECK_MAX_VALUES - 1, 0, 0);
+	many_keys(50000, 0, 40);
 	reg_free(&reg);
 	return tap_done();
 }

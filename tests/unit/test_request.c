@@ -363,8 +363,10 @@ static const struct row rows[] = {
 	{ .name = "include_usage false",
 	  .body = MX("gpt-4", "'stream':true,'stream_options':{'include_usage':false}", U(PY1)),
 	  OK_PY1, .stream = 1 },
-	{ .name = "stream_options {} and null",
-	  .body = MX("gpt-4", "'stream_options':{},'stream_options':null", U(PY1)), OK_PY1 },
+	/* one key per row: a body that gives a key twice is refused (issue 35) */
+	{ .name = "stream_options {}", .body = MX("gpt-4", "'stream_options':{}", U(PY1)), OK_PY1 },
+	{ .name = "stream_options null", .body = MX("gpt-4", "'stream_options':null", U(PY1)),
+	  OK_PY1 },
 	{ .name = "include_usage null is absent",
 	  .body = MX("gpt-4", "'stream':true,'stream_options':{'include_usage':null}", U(PY1)),
 	  OK_PY1, .stream = 1 },
