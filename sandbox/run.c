@@ -180,6 +180,40 @@ static int run_files(struct sbx_run *run, const struct sbx_config *cfg,
 	return 0;
 }
 
+/* What each pipe between two blocks may hold. A pipe holds 64 KiB
+ * unless made larger, and a larger one wakes the relay less often (64
+ * MiB through three blocks here: 64 KiB 77 ms, 256 KiB 65 ms, 1 MiB 61
+ * ms). The kernel counts pipe pages per uid (fs.pipe-user-pages-soft,
+ * past which a user's new pipes get one page), and runs that share a
+ * uid share them: a run's edges take at most a quarter of that budget
+ * divided among the runs that may share it; a power of two from 128
+ * KiB to 1 MiB, else 0 (the default stays). */
+static unsigned edge_pipe_bytes(size_t nblocks, unsigned share)
+{
+	unsigned long long pages = 16384, per, bytes = 1ULL << 20;
+	char buf[32];
+	int fd;
+
+	if (nblocks < 2)
+		return 0;
+	fd = open("/proc/sys/fs/pipe-user-pages-soft", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			pages = strtoull(buf, NULL, 10);
+		}
+	}
+	if (pages == 0)		/* no soft limit */
+		return (unsigned)bytes;
+	per = pages / 4 / (share ? share : 1) / (2 * (nblocks - 1)) * 4096;
+	while (bytes > per && bytes > (128u << 10))
+		bytes >>= 1;
+	return bytes <= per ? (unsigned)bytes : 0;
+}
+
 int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 		    size_t nblocks, int *ret_layer, char *msg, size_t msglen)
 {
@@ -223,6 +257,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 			return rc;
 		own_uid = rc;
 	}
+	pol->edge_pipe_bytes = edge_pipe_bytes(nblocks, own_uid ? 1 : cfg->share);
 	if ((rc = make_rundir(run, cfg, &e)) < 0)
 		return rc;
 	if (run->dir.sysroot[0])

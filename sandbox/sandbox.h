@@ -54,6 +54,7 @@ struct sbx_policy {
 	struct sbx_cgroup *cg;		/* the run's cgroup, or NULL */
 	int no_memfd;			/* no cgroup bounds memory: memfd_create
 					 * fails (ENOSYS) */
+	unsigned edge_pipe_bytes;	/* each pipe of an edge; 0: the default */
 	struct sbx_run_files files;
 };
 

@@ -79,15 +79,15 @@ static int stdin_fd(const struct sbx_pipeline *p)
 /* The block's stdio pipes belong to the handler's uid, mode 0600; a
  * block whose uid differs could not open /dev/stdout or /dev/stderr
  * again. Only the block's own processes can reach them. */
-#define EDGE_PIPE_BYTES (1 << 20)
-
-/* An edge's two pipes hold 1 MiB each (pipe-max-size's default), not
- * 64 KiB: the relay wakes once for up to 1 MiB moved, not for every
- * 64 KiB. Where the limit is lower the default stays. */
-static void widen_edge(int up, int down)
+/* An edge's two pipes hold what the policy gives them (see
+ * edge_pipe_bytes in run.c): the relay wakes once for that much moved,
+ * not for every 64 KiB. Where the kernel refuses, the default stays. */
+static void widen_edge(const struct sbx_policy *pol, int up, int down)
 {
-	fcntl(up, F_SETPIPE_SZ, EDGE_PIPE_BYTES);
-	fcntl(down, F_SETPIPE_SZ, EDGE_PIPE_BYTES);
+	if (!pol->edge_pipe_bytes)
+		return;
+	fcntl(up, F_SETPIPE_SZ, (int)pol->edge_pipe_bytes);
+	fcntl(down, F_SETPIPE_SZ, (int)pol->edge_pipe_bytes);
 }
 
 static void open_to_block(int fd)
@@ -446,7 +446,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	open_to_block(outp[1]);
 	open_to_block(errp[1]);
 	if (i + 1 < p->n)
-		widen_edge(outp[0], nextp[0]);
+		widen_edge(p->pol, outp[0], nextp[0]);
 	cf = (struct sbx_child_fds){
 		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
 		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0], .exec_wr = -1,
