@@ -391,8 +391,7 @@ static void copy_edge(struct sbx_pipeline *p, struct edge *e, size_t i)
 		if (w > 0) {
 			/* the tap sees exactly what the next block got */
 			p->r.taps[i].bytes += (uint64_t)w;
-			if (p->tap)
-				sbx_capture_head(&p->r.taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
+			sbx_capture_head(&p->r.taps[i].data, p->max_tap, e->buf + e->off, (size_t)w);
 			e->off += (size_t)w;
 			e->len -= (size_t)w;
 		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {

@@ -49,17 +49,15 @@ CODELLM_BENCH_SLICES (load slices per arm, default 5) scale it down:
 checks every answer, timing nothing."""
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "blackbox"))
-from harness import Server, block, build_request, raw, read_all, Resp, descendants  # noqa: E402
+from harness import Server, block, build_request, raw, Resp, handler_peak_rss  # noqa: E402
 
 SMOKE = sys.argv[1:] == ["--smoke"]
 N = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_N", "40"))
@@ -191,45 +189,6 @@ def throughput(arms, content, want):
     return {a: statistics.median(v) for a, v in rates.items()}
 
 
-def peak_rss(server, req):
-    """The handler's peak RSS (KiB) while serving req, and the time. The
-    connection is opened first and req sent only once the watcher has read
-    the handler it started (socket activation forks it at the accept, and
-    it waits for the request: servers here have --header-timeout 120), so
-    the watcher sees the handler however briefly the run lasts and however
-    busy the machine; it keeps reading it until the answer is in."""
-    peak, seen, done = [0], threading.Event(), threading.Event()
-
-    def watch():
-        while not done.is_set():
-            for p in descendants(server.proc.pid):
-                try:
-                    if "codellm-handler" not in open("/proc/%d/cmdline" % p).read():
-                        continue
-                    with open("/proc/%d/status" % p) as f:
-                        for line in f:
-                            if line.startswith("VmHWM:"):
-                                peak[0] = max(peak[0], int(line.split()[1]))
-                                seen.set()
-                except OSError:
-                    pass
-            time.sleep(0.005)
-    th = threading.Thread(target=watch)
-    c = socket.create_connection(("127.0.0.1", server.port), timeout=120)
-    try:
-        th.start()
-        seen.wait(60)           # only a watcher that cannot find it waits this out
-        t0 = time.perf_counter()
-        c.sendall(req)
-        r = Resp(read_all(c, 120))
-        el = time.perf_counter() - t0
-    finally:
-        c.close()
-        done.set()
-        th.join()
-    return peak[0], el, r
-
-
 def shquote(code):
     return "'" + code.replace("'", "'\\''") + "'"
 
@@ -297,10 +256,10 @@ def main():
         # a trivial run (the handler's memory does not grow with the
         # sleep: it lets the watcher read the handler during the run too,
         # not only while it waits for the request)
-        rss, _, r = peak_rss(servers["native"], chat(block("bash", "sleep 0.3")))
+        rss, _, r = handler_peak_rss(servers["native"], chat(block("bash", "sleep 0.3")))
         if r.status != 200:
             raise SystemExit("trivial run failed: %r" % r.raw[:300])
-        rss_big, _, r = peak_rss(servers["native"], chat(three))
+        rss_big, _, r = handler_peak_rss(servers["native"], chat(three))
         if (content_of(r) or "").strip() != want:
             raise SystemExit("64 MiB run failed: %r" % r.raw[:300])
         # an environment's tree against the host's, on one server

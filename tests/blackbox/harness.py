@@ -530,6 +530,46 @@ def cmdline(pid):
     except OSError:
         return ""
 
+def handler_peak_rss(server, req, timeout=120):
+    """The handler's peak RSS (VmHWM, KiB) while it serves req (raw
+    request bytes), the seconds from the send to the answer's end, and
+    the answer. The connection is opened first and req sent only once the
+    watcher has read the handler socket activation forked at the accept
+    (it waits for the request: give the server a long --header-timeout),
+    so the watcher sees it however briefly the run lasts and however busy
+    the machine; it keeps reading it until the answer is in."""
+    peak, seen, done = [0], threading.Event(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            for p in descendants(server.proc.pid):
+                try:
+                    if "codellm-handler" not in cmdline(p):
+                        continue
+                    with open("/proc/%d/status" % p) as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                peak[0] = max(peak[0], int(line.split()[1]))
+                                seen.set()
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.005)
+    th = threading.Thread(target=watch)
+    c = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+    try:
+        th.start()
+        seen.wait(60)           # only a watcher that cannot find it waits this out
+        t0 = time.perf_counter()
+        c.sendall(req)
+        r = Resp(read_all(c, timeout))
+        el = time.perf_counter() - t0
+    finally:
+        c.close()
+        done.set()
+        th.join()
+    return peak[0], el, r
+
+
 
 # ---- holding a block until the test lets it go -------------------------------
 # A check that needs a run to be going while it looks (a slot taken, a

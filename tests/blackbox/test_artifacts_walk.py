@@ -17,12 +17,8 @@ the real handler in the native sandbox:
 The files in and out of a run are in test_files.py; symlinks, FIFOs and
 hard links in out/ in the escape battery, class 7."""
 import base64
-import json
 import os
-import socket
 import sys
-import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import *  # noqa: E402,F401,F403
@@ -38,42 +34,6 @@ def files_list(r):
 def raw_name(f):
     """The exact bytes of an entry's name: name_base64 when there is one."""
     return base64.b64decode(f["name_base64"]) if "name_base64" in f else f["name"].encode()
-
-
-def handler_peak_rss(server, payload):
-    """The handler's peak RSS (VmHWM, KiB) while it serves payload, and
-    the answer: the connection is opened first and the request sent only
-    once the watcher has found the handler socket activation forked for
-    it, and the watcher reads it until the answer is in (as
-    tests/bench/bench.py's peak_rss())."""
-    peak, seen, done = [0], threading.Event(), threading.Event()
-
-    def watch():
-        while not done.is_set():
-            for p in descendants(server.proc.pid):
-                try:
-                    if "codellm-handler" not in cmdline(p):
-                        continue
-                    with open("/proc/%d/status" % p) as f:
-                        for line in f:
-                            if line.startswith("VmHWM:"):
-                                peak[0] = max(peak[0], int(line.split()[1]))
-                                seen.set()
-                except (OSError, ValueError):
-                    pass
-            time.sleep(0.005)
-    th = threading.Thread(target=watch)
-    c = socket.create_connection(("127.0.0.1", server.port), timeout=300)
-    try:
-        th.start()
-        seen.wait(60)
-        c.sendall(build_request("POST", "/v1/chat/completions", payload))
-        r = Resp(read_all(c, 300))
-    finally:
-        c.close()
-        done.set()
-        th.join()
-    return peak[0], r
 
 
 # ---- 1. the walk's memory: 65,000 files under deep long-named directories ----
@@ -95,8 +55,9 @@ names += ["%s/g%05d" % (pre, i) for i in range(64400)]
 WANT = sorted(names)
 
 with Server("--timeout", "200", "--workdir-inodes", "100000") as s:
-    peak, r = handler_peak_rss(s, {"model": "codellm",
-                                   "messages": [{"role": "user", "content": block("bash", FILL)}]})
+    peak, _, r = handler_peak_rss(s, build_request("POST", "/v1/chat/completions", {
+        "model": "codellm", "messages": [{"role": "user", "content": block("bash", FILL)}]}),
+        timeout=300)
     F = files_list(r)
     t.eq((r.status, content(r)), (200, "made\n"),
          "a block makes 65,000 empty files under 13 directories of 248-byte names", r.body[:600])
