@@ -559,16 +559,17 @@ static void become_block(const struct sbx_policy *pol, const struct sbx_child_fd
 	if ((L & SBX_BIT(SBX_L_RLIMITS)) && (rc = oom_first()) < 0)
 		child_fail(f->ready, "rlimits", -rc);
 	if (L & SBX_BIT(SBX_L_USERNS)) {
-		/* the handler writes our uid/gid maps, then says so; in the
-		 * shared start it sleeps, and we write them: a single line
+		/* the handler holds our mount namespace (spawn.c,
+		 * hold_mounts: it can while we have its ids and memory)
+		 * and writes our uid/gid maps, then says so; in the shared
+		 * start it then sleeps, and we write them: a single line
 		 * of our own ids, which a process may map in its new
 		 * namespace itself (user_namespaces(7)) */
-		if (f->prog_stack) {
-			if ((rc = sbx_write_block_maps(0, pol->map_uid, pol->map_gid)) < 0)
-				child_fail(f->ready, "userns", -rc);
-		} else if (read(f->sync, &sync, 1) != 1 || sync != 'm') {
+		if (read(f->sync, &sync, 1) != 1 || sync != 'm')
 			_exit(126);
-		}
+		if (f->prog_stack &&
+		    (rc = sbx_write_block_maps(0, pol->map_uid, pol->map_gid)) < 0)
+			child_fail(f->ready, "userns", -rc);
 		/* become the mapped ids (a root handler's 0 is not mapped
 		 * here): files this process makes need a mapped owner, and
 		 * capabilities stay, as no uid 0 exists in this namespace */

@@ -169,7 +169,9 @@ struct sbx_child_fds {
 	int in, out, err;	/* become 0, 1, 2 */
 	int ready;		/* "R" or "E<layer>: reason" to the handler */
 	int go_rd, go_wr;	/* the handler's go byte; our copy of its write end */
-	int sync;		/* the handler wrote our uid/gid maps */
+	int sync;		/* "m": the handler holds our mount namespace and
+			 * (the ordinary start) wrote our uid/gid maps */
+	int sync_wr;		/* its write end: the handler's, in the shared start */
 	/* the shared start (spawn.c): NULL for the ordinary one */
 	char *prog_stack;	/* top of the program's stack */
 	int exec_wr;		/* ours and the program's; EOF once it exec'd */

@@ -297,6 +297,36 @@ static void shared_settle(struct sbx_pipeline *p, int gone)
 	p->shared = NULL;
 }
 
+/* A block's mount namespace (its root, some sixty mounts) is torn down
+ * by the last process to leave it, its init on the way out, waiting
+ * for an expedited RCU grace period; the relay waits for that exit
+ * before it answers (about 0.2 ms here). Held here instead, it goes
+ * when the handler lets go (sbx_pipeline_free), after the answer.
+ * Opened before the block goes on ("m" on its sync pipe), while it
+ * still has the handler's ids and memory: once its init is exec'd and
+ * undumpable, the kernel lets only a holder of CAP_SYS_PTRACE over the
+ * init's memory open it, which the handler need not be (an open after
+ * the ready report failed in 15 of 40 runs under strace). System calls
+ * only: in the shared start the block runs libc code in this memory. */
+static void hold_mounts(struct sbx_pipeline *p, size_t i, pid_t pid)
+{
+	char path[32] = "/proc/", digits[12];
+	size_t k = sizeof digits, n = 6;
+	unsigned v = (unsigned)pid;
+	long fd;
+
+	if (!(p->pol->layers & SBX_BIT(SBX_L_MOUNTNS)))
+		return;
+	do
+		digits[--k] = (char)('0' + v % 10);
+	while ((v /= 10) && k > 0);
+	while (k < sizeof digits)
+		path[n++] = digits[k++];
+	memcpy(path + n, "/ns/mnt", 8);
+	fd = sbx_raw(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
+	p->mnt_fds[i] = fd < 0 ? -1 : (int)fd;
+}
+
 #if SBX_SHARED_START
 /* While the block and then its program run libc code in our memory:
  * system calls only, until the program's "q" (or the end of both: EOF).
@@ -353,6 +383,11 @@ static pid_t start_shared(struct sbx_pipeline *p, size_t i, struct sbx_child_fds
 		*err = errno;
 		goto fail;
 	}
+	/* the block waits for "m" as in the ordinary start (a write to a
+	 * new pipe cannot fail; were it to, the setup timeout ends both) */
+	hold_mounts(p, i, pid);
+	if (p->pol->layers & SBX_BIT(SBX_L_USERNS))
+		sbx_raw(SYS_write, cf->sync_wr, (long)"m", 1);
 	shared_wait(pid, q[0], q[1]);
 	p->shared = s;
 	close(q[0]);
@@ -449,7 +484,7 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 		widen_edge(p->pol, outp[0], nextp[0]);
 	cf = (struct sbx_child_fds){
 		.in = *in, .out = outp[1], .err = errp[1], .ready = readyp[1],
-		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0], .exec_wr = -1,
+		.go_rd = go[0], .go_wr = go[1], .sync = syncp[0], .sync_wr = syncp[1], .exec_wr = -1,
 		.quiet_wr = -1,
 	};
 	pid = start_block(p, i, &cf, flags, &e);
@@ -479,6 +514,8 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	}
 	p->pids[i] = pid;
 	p->r.res[i].started = 1;
+	if (!cf.prog_stack)
+		hold_mounts(p, i, pid);
 	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) && !cf.prog_stack &&
 	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
 		close(syncp[1]);
@@ -491,24 +528,6 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	}
 	close(syncp[1]);
 	return 0;
-}
-
-/* A block's mount namespace (its root, some sixty mounts) is torn down
- * by the last process to leave it, its init on the way out, waiting
- * for an expedited RCU grace period; the relay waits for that exit
- * before it answers (about 0.2 ms here). Held here instead, it goes
- * when the handler lets go (sbx_pipeline_free), after the answer. A
- * block already gone only costs the wait. */
-static void hold_mounts(struct sbx_pipeline *p)
-{
-	if (!(p->pol->layers & SBX_BIT(SBX_L_MOUNTNS)))
-		return;
-	for (size_t i = 0; i < p->n; i++) {
-		char path[48];
-
-		snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)p->pids[i]);
-		p->mnt_fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-	}
 }
 
 /* Every block reports its setup, or why it failed, before any runs. The
@@ -610,7 +629,6 @@ static int start_once(struct sbx_pipeline *p)
 	if ((rc = await_ready(p, f)) < 0)
 		return rc;
 	shared_settle(p, 0);
-	hold_mounts(p);
 	for (size_t i = 0; i + 1 < p->n; i++) {
 		f->edges[i].buf = malloc(RELAY_BUF);
 		if (!f->edges[i].buf)

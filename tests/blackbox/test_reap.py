@@ -128,17 +128,26 @@ try:
     with open(wrap, "w") as f:
         f.write("#!/bin/sh\nexec %s -qq -e trace=clone,openat -o %s.$$ -- %s \"$@\"\n"
                 % (STRACE, log, HANDLER))
+    # The hold is opened before the block goes on: opened after its
+    # ready report (as it once was), the open failed with EACCES in
+    # about a third of traced runs, once the init was undumpable; eight
+    # runs, each one held, show the order.
+    runs, answered, held, lines = 8, 0, 0, []
     with Server("--timeout", "20", inetd=True, handler=wrap, env=env) as s:
-        r = s.run(block("bash", "echo hi"))
-        t.ok(r.status == 200 and content(r) == "hi\n", "native, one block: the run answers",
-             repr(r)[:500])
-        s.idle(60)
-    lines = traces().splitlines()
-    clones = [ln for ln in lines if "CLONE_NEWUSER" in ln]
-    held = [ln for ln in lines if re.match(r'^openat\(AT_FDCWD, "/proc/\d+/ns/mnt", .*\) = \d+$', ln)]
-    t.ok(len(held) == 1,
+        for _ in range(runs):
+            r = s.run(block("bash", "echo hi"))
+            answered += r.status == 200 and content(r) == "hi\n"
+            s.idle(60)
+            one = traces().splitlines()
+            held += sum(1 for ln in one if re.match(
+                r'^openat\(AT_FDCWD, "/proc/\d+/ns/mnt", .*\) = \d+$', ln)) == 1
+            lines += one
+    t.ok(answered == runs, "native, one block: the run answers (%d of %d)" % (answered, runs))
+    clones = [ln for ln in lines if "CLONE_NEWUSER" in ln][:1]
+    t.ok(held == runs,
          "native, one block: the handler holds the block's mount namespace (its teardown "
-         "waits until after the answer)", "\n".join(ln for ln in lines if "ns/mnt" in ln))
+         "waits until after the answer), %d of %d runs" % (held, runs),
+         "\n".join(ln for ln in lines if "ns/mnt" in ln))
     want = not SANITIZE
     t.ok(len(clones) == 1 and ("CLONE_VM" in clones[0]) == want,
          "native, one block: the block is cloned %s" %
