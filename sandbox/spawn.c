@@ -429,6 +429,8 @@ static pid_t start_block(struct sbx_pipeline *p, size_t i,
 	if (pid == 0)
 		sbx_child_main(p, i, cf);
 	*err = errno;
+	if (pid > 0)
+		hold_mounts(p, i, pid);	/* before its maps and "m" */
 	return pid;
 }
 
@@ -514,8 +516,6 @@ static int spawn_block(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 	}
 	p->pids[i] = pid;
 	p->r.res[i].started = 1;
-	if (!cf.prog_stack)
-		hold_mounts(p, i, pid);
 	if ((pol->layers & SBX_BIT(SBX_L_USERNS)) && !cf.prog_stack &&
 	    (e = write_block_maps(pol, pid, syncp[1])) < 0) {
 		close(syncp[1]);
