@@ -67,8 +67,11 @@ struct sbx_seccomp_cfg {
  * pass for ours. */
 #define SBX_SECCOMP_CANARY_NR 511
 #define SBX_SECCOMP_CANARY_ERRNO ENOANO
-/* Compile the filter (deny by default, ENOSYS) into ret->insns. */
+/* Compile the filter (deny by default, ENOSYS) into ret->insns: laid
+ * out by hand (what the handler embeds), or by libseccomp from the same
+ * rules (the reference tests/unit/test_seccomp_equiv.c holds it to). */
 int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
+int sbx_seccomp_build_libseccomp(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret);
 /* The filter for the block's ids (SBX_BLOCK_ID), compiled at build time:
  * with netlink route sockets or without. */
 int sbx_seccomp_prebuilt(int netlink_route, struct sbx_bpf *ret);

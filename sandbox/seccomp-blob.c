@@ -2,7 +2,9 @@
  * sandbox/gen/seccomp-gen (from sandbox/seccomp.c, the only file that
  * uses libseccomp) and embedded here, then installed as raw BPF; the
  * handler does not load libseccomp. tests/unit/test_seccomp.c checks
- * the embedded filters equal a fresh compile. */
+ * the embedded filters equal a fresh compile and what the kernel
+ * answers with them; tests/unit/test_seccomp_equiv.c that they answer
+ * as libseccomp's compile of the same rules. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>

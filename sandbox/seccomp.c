@@ -1,7 +1,8 @@
-/* The block's system-call filter, compiled with libseccomp at build
- * time (sandbox/gen/seccomp-gen; the handler embeds the result) and
+/* The block's system-call filter, compiled at build time
+ * (sandbox/gen/seccomp-gen; the handler embeds the result) and
  * installed by each program process as raw BPF, the last step before
- * execve. It is an allowlist: a call it does
+ * execve. The rules are written twice: for libseccomp (the reference)
+ * and laid out by hand (what is embedded: see the end of this file). It is an allowlist: a call it does
  * not name fails with ENOSYS, as on a kernel too old to have it, so a
  * program takes its fallback. Calls newer than upstream libseccomp
  * 2.5.4 knows (Linux 5.17) are raw x86-64 numbers.
@@ -15,10 +16,12 @@
  * the argument rules of one call never overlap and together cover
  * every value: which rule libseccomp tries first cannot matter. */
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -410,7 +413,7 @@ out:
 	return rc;
 }
 
-int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret)
+int sbx_seccomp_build_libseccomp(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret)
 {
 	struct built b = { 0 };
 	int rc;
@@ -433,4 +436,317 @@ int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret)
 		rc = export_bpf(b.ctx, ret);
 	seccomp_release(b.ctx);
 	return rc;
+}
+
+/* ------------------------------------------------------------------
+ * The filter the handler loads: the same rules as above, laid out by
+ * hand. libseccomp spells a "low 32 bits are neither x nor y" as 32
+ * masked compares and a family list as one compare per family, some
+ * 1,720 instructions, which the kernel checks, converts and compiles
+ * for every block (0.23 ms here); each rule below is a few compares
+ * on the argument's two 32-bit halves, the calls a binary search over
+ * runs of numbers with one action. tests/unit/test_seccomp_equiv.c
+ * runs both programs over every call number and a lattice of argument
+ * values and wants the same answer from each.
+ * ------------------------------------------------------------------ */
+
+#define RET_ALLOW SECCOMP_RET_ALLOW
+#define RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#define ARG_HI(i) (ARG_LO(i) + 4)
+#define X32_BIT 0x40000000u
+
+/* What a call number gets: an action, or one of the argument rules. */
+enum arg_kind { K_NONE, K_CLONE, K_IOCTL, K_PERSONALITY, K_SOCKET, K_SOCKETPAIR, K_ID };
+
+struct nr_class {
+	uint32_t act;		/* K_NONE: the return value */
+	unsigned char kind;
+	unsigned char id;	/* K_ID: the index in id_calls */
+};
+
+struct prog {
+	struct sock_filter *insns;
+	size_t len, cap;
+	int failed;
+};
+
+static void put(struct prog *p, struct sock_filter f)
+{
+	if (p->len == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 512;
+		struct sock_filter *n = realloc(p->insns, cap * sizeof *n);
+
+		if (!n) {
+			p->failed = 1;
+			return;
+		}
+		p->insns = n;
+		p->cap = cap;
+	}
+	p->insns[p->len++] = f;
+}
+
+static void ld(struct prog *p, uint32_t off)
+{
+	put(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, off));
+}
+
+static void ret(struct prog *p, uint32_t v)
+{
+	put(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, v));
+}
+
+/* A jump whose targets are the rule's closing returns: labels patched
+ * once the returns are placed (jt/jf hold the label until then). */
+enum { L_NEXT, L_SKIP, L_ALLOW, L_DENY };
+
+static void jmp(struct prog *p, uint16_t op, uint32_t k, unsigned char t, unsigned char f)
+{
+	put(p, (struct sock_filter)BPF_JUMP(BPF_JMP | op | BPF_K, k, t, f));
+}
+
+/* Close a rule begun at start: "ret ALLOW; ret deny", every label in
+ * between resolved to an offset (L_NEXT: the next instruction; L_SKIP:
+ * the one after). */
+static void close_rule(struct prog *p, size_t start, uint32_t deny)
+{
+	size_t at = p->len;
+
+	ret(p, RET_ALLOW);
+	ret(p, deny);
+	if (p->failed)
+		return;
+	for (size_t i = start; i < at; i++) {
+		struct sock_filter *f = &p->insns[i];
+		unsigned char *lab[2] = { &f->jt, &f->jf };
+
+		if (BPF_CLASS(f->code) != BPF_JMP)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			size_t to = *lab[k] == L_NEXT ? i + 1 : *lab[k] == L_SKIP ? i + 2 :
+				    at + (size_t)(*lab[k] - L_ALLOW);
+
+			if (to - i - 1 > 255)
+				p->failed = 1;
+			*lab[k] = (unsigned char)(to - i - 1);
+		}
+	}
+}
+
+/* on to the next instruction when the 64-bit argument i's high half is
+ * 0 (its value fits the low half), else to the label no */
+static void hi_zero(struct prog *p, unsigned i, unsigned char no)
+{
+	ld(p, ARG_HI(i));
+	jmp(p, BPF_JEQ, 0, L_NEXT, no);
+}
+
+static void rule_clone(struct prog *p)
+{
+	static const uint32_t ns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
+				   CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME;
+	size_t start = p->len;
+
+	ld(p, ARG_LO(0));
+	jmp(p, BPF_JSET, ns, L_DENY, L_ALLOW);
+	close_rule(p, start, RET_ERRNO(EPERM));
+}
+
+static void rule_ioctl(struct prog *p)
+{
+	size_t start = p->len;
+
+	ld(p, ARG_LO(1));
+	jmp(p, BPF_JEQ, TIOCSTI, L_DENY, L_NEXT);
+	jmp(p, BPF_JEQ, TIOCLINUX, L_DENY, L_ALLOW);
+	close_rule(p, start, RET_ERRNO(EPERM));
+}
+
+static void rule_personality(struct prog *p)
+{
+	size_t start = p->len;
+
+	hi_zero(p, 0, L_DENY);
+	ld(p, ARG_LO(0));
+	jmp(p, BPF_JEQ, 0, L_ALLOW, L_NEXT);
+	jmp(p, BPF_JEQ, (uint32_t)LOW32, L_ALLOW, L_DENY);
+	close_rule(p, start, RET_ERRNO(EPERM));
+}
+
+static void rule_socket(struct prog *p, int netlink)
+{
+	size_t start = p->len;
+
+	hi_zero(p, 0, L_DENY);
+	ld(p, ARG_LO(0));
+	jmp(p, BPF_JEQ, AF_UNIX, L_ALLOW, L_NEXT);
+	jmp(p, BPF_JEQ, AF_INET, L_ALLOW, L_NEXT);
+	if (!netlink) {
+		jmp(p, BPF_JEQ, AF_INET6, L_ALLOW, L_DENY);
+	} else {
+		jmp(p, BPF_JEQ, AF_INET6, L_ALLOW, L_NEXT);
+		jmp(p, BPF_JEQ, AF_NETLINK, L_NEXT, L_DENY);
+		hi_zero(p, 2, L_DENY);
+		ld(p, ARG_LO(2));
+		jmp(p, BPF_JEQ, NETLINK_ROUTE, L_ALLOW, L_DENY);
+	}
+	close_rule(p, start, RET_ERRNO(EAFNOSUPPORT));
+}
+
+/* every id argument (low 32 bits) the block's own or -1 */
+static void rule_id(struct prog *p, const struct id_call *k, const struct sbx_seccomp_cfg *c)
+{
+	size_t start = p->len;
+
+	for (unsigned i = 0; i < k->n; i++) {
+		int last = i + 1 == k->n;
+
+		ld(p, ARG_LO(k->arg[i]));
+		jmp(p, BPF_JEQ, k->gid[i] ? c->gid : c->uid, last ? L_ALLOW : L_SKIP, L_NEXT);
+		jmp(p, BPF_JEQ, (uint32_t)LOW32, last ? L_ALLOW : L_NEXT, L_DENY);
+	}
+	close_rule(p, start, RET_ERRNO(EPERM));
+}
+
+static void emit_leaf(struct prog *p, const struct nr_class *k, const struct sbx_seccomp_cfg *c)
+{
+	switch (k->kind) {
+	case K_CLONE: rule_clone(p); break;
+	case K_IOCTL: rule_ioctl(p); break;
+	case K_PERSONALITY: rule_personality(p); break;
+	case K_SOCKET: rule_socket(p, !!c->netlink_route); break;
+	case K_SOCKETPAIR: rule_socket(p, 0); break;
+	case K_ID: rule_id(p, &id_calls[k->id], c); break;
+	default: ret(p, k->act); break;
+	}
+}
+
+static void append(struct prog *p, const struct prog *q)
+{
+	for (size_t i = 0; i < q->len && !p->failed; i++)
+		put(p, q->insns[i]);
+	p->failed |= q->failed;
+}
+
+/* Runs lo..hi-1 (run r covers from start[r] to the next one's start)
+ * as a binary search: "jge start[mid]" to the upper half, else the
+ * lower, which follows; a lower half too long for a conditional jump
+ * is stepped over by an unconditional one. */
+static void emit_tree(struct prog *p, const uint32_t *start, const struct nr_class *cls,
+		      size_t lo, size_t hi, const struct sbx_seccomp_cfg *c)
+{
+	struct prog left = { 0 };
+	size_t mid = lo + (hi - lo) / 2;
+
+	if (hi - lo == 1) {
+		emit_leaf(p, &cls[lo], c);
+		return;
+	}
+	emit_tree(&left, start, cls, lo, mid, c);
+	if (left.len <= 255) {
+		jmp(p, BPF_JGE, start[mid], (unsigned char)left.len, 0);
+	} else {
+		jmp(p, BPF_JGE, start[mid], 0, 1);
+		put(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (uint32_t)left.len, 0, 0));
+	}
+	append(p, &left);
+	free(left.insns);
+	emit_tree(p, start, cls, mid, hi, c);
+}
+
+/* Every number below 512 its class; a number named twice is our
+ * mistake (as rule() says for the libseccomp build). */
+static int set_class(struct nr_class *cls, int nr, struct nr_class k)
+{
+	if (nr < 0 || nr >= 512)
+		return -EINVAL;
+	if (cls[nr].kind != K_NONE || cls[nr].act != RET_ERRNO(ENOSYS))
+		return -EEXIST;
+	cls[nr] = k;
+	return 0;
+}
+
+static int set_names(struct nr_class *cls, const char *const *names, uint32_t act)
+{
+	for (; *names; names++) {
+		int nr = seccomp_syscall_resolve_name(*names), rc;
+
+		if (nr == __NR_SCMP_ERROR)
+			return -EINVAL;
+		if (nr >= 0 && (rc = set_class(cls, nr, (struct nr_class){ act, K_NONE, 0 })) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int classify(struct nr_class *cls)
+{
+	static const struct { int nr; unsigned char kind; } args[] = {
+		{ SCMP_SYS(clone), K_CLONE }, { SCMP_SYS(ioctl), K_IOCTL },
+		{ SCMP_SYS(personality), K_PERSONALITY }, { SCMP_SYS(socket), K_SOCKET },
+		{ SCMP_SYS(socketpair), K_SOCKETPAIR },
+	};
+	int rc;
+
+	for (int nr = 0; nr < 512; nr++)
+		cls[nr] = (struct nr_class){ RET_ERRNO(ENOSYS), K_NONE, 0 };
+	if ((rc = set_names(cls, allow_names, RET_ALLOW)) < 0 ||
+	    (rc = set_names(cls, deny_names, RET_ERRNO(EPERM))) < 0)
+		return rc;
+	for (size_t i = 0; i < sizeof allow_nrs / sizeof allow_nrs[0]; i++)
+		if ((rc = set_class(cls, allow_nrs[i], (struct nr_class){ RET_ALLOW, K_NONE, 0 })) < 0)
+			return rc;
+	for (size_t i = 0; i < sizeof args / sizeof args[0]; i++)
+		if ((rc = set_class(cls, args[i].nr, (struct nr_class){ 0, args[i].kind, 0 })) < 0)
+			return rc;
+	for (size_t i = 0; i < sizeof id_calls / sizeof id_calls[0]; i++)
+		if ((rc = set_class(cls, seccomp_syscall_resolve_name(id_calls[i].name),
+				    (struct nr_class){ 0, K_ID, (unsigned char)i })) < 0)
+			return rc;
+	return set_class(cls, SBX_SECCOMP_CANARY_NR,
+			 (struct nr_class){ RET_ERRNO(SBX_SECCOMP_CANARY_ERRNO), K_NONE, 0 });
+}
+
+int sbx_seccomp_build(const struct sbx_seccomp_cfg *c, struct sbx_bpf *ret_bpf)
+{
+	struct nr_class cls[512], runs[513];
+	uint32_t start[513];
+	struct prog p = { 0 };
+	size_t n = 0;
+	int rc;
+
+	if (c->uid == (uint32_t)LOW32 || c->gid == (uint32_t)LOW32)
+		return -EINVAL;
+	if ((rc = classify(cls)) < 0)
+		return rc;
+	/* runs of numbers with one action; an argument rule is a run of
+	 * its own; from 512 to the x32 numbers, ENOSYS */
+	for (int nr = 0; nr <= 512; nr++) {
+		struct nr_class k = nr < 512 ? cls[nr] : (struct nr_class){ RET_ERRNO(ENOSYS), K_NONE, 0 };
+
+		if (n && k.kind == K_NONE && runs[n - 1].kind == K_NONE && runs[n - 1].act == k.act)
+			continue;
+		start[n] = (uint32_t)nr;
+		runs[n++] = k;
+	}
+	/* a foreign architecture (the i386 int 0x80 entry) and x32
+	 * numbers (bit 30) kill the process, not only the thread; -1, a
+	 * call a tracer cancelled, is ENOSYS as any unknown number (as
+	 * libseccomp has it) */
+	ld(&p, offsetof(struct seccomp_data, arch));
+	jmp(&p, BPF_JEQ, AUDIT_ARCH_X86_64, 1, 0);
+	ret(&p, SECCOMP_RET_KILL_PROCESS);
+	ld(&p, offsetof(struct seccomp_data, nr));
+	jmp(&p, BPF_JGE, X32_BIT, 0, 2);
+	jmp(&p, BPF_JEQ, 0xffffffffu, 1, 0);
+	ret(&p, SECCOMP_RET_KILL_PROCESS);
+	emit_tree(&p, start, runs, 0, n, c);
+	if (p.failed || p.len > BPF_MAXINSNS) {
+		free(p.insns);
+		return p.failed ? -ENOMEM : -E2BIG;
+	}
+	ret_bpf->insns = p.insns;
+	ret_bpf->len = p.len * sizeof *p.insns;
+	return 0;
 }

@@ -1,8 +1,8 @@
 /* seccomp-gen: compile the blocks' two seccomp filters at build time and
- * write them as raw BPF, for sandbox/seccomp-blob.c to embed. libseccomp
- * takes tens of milliseconds for a deny-by-default list with argument
- * rules, and the handler is one process per request: it must not pay
- * that on every run. The filter depends only on the architecture (the
+ * write them as raw BPF, for sandbox/seccomp-blob.c to embed: the
+ * hand-laid program of sandbox/seccomp.c (sbx_seccomp_build), which
+ * resolves call names with libseccomp; compiling with libseccomp itself
+ * takes tens of milliseconds and gives a program five times longer. The filter depends only on the architecture (the
  * build's) and on whether netlink route sockets are allowed.
  *
  *   seccomp-gen FILE-WITHOUT-NETLINK FILE-WITH-NETLINK */
