@@ -55,59 +55,66 @@ static int word_in(const char *s, const char *sep, const char *word)
 	return 0;
 }
 
-/* The directory of this process's cgroup in the hierarchy whose mount
- * matches (v2: fstype cgroup2; v1: fstype cgroup with the memory
- * option), from /proc/self/mountinfo and /proc/self/cgroup. */
-static int own_dir(int v2, char *dir, size_t len)
+/* The directories of this process's cgroups: dir[1] in the v2
+ * hierarchy (fstype cgroup2), dir[0] in v1's memory one (fstype cgroup
+ * with the memory option); "" where there is none. One read each of
+ * /proc/self/mountinfo (some 0.05 ms: the kernel writes out every
+ * mount) and /proc/self/cgroup for both. */
+static void own_dirs(char dir[2][PATH_MAX])
 {
-	char line[4096], mnt[PATH_MAX] = "", mroot[PATH_MAX] = "", path[PATH_MAX] = "";
+	char line[4096], mnt[2][PATH_MAX] = { "", "" }, mroot[2][PATH_MAX] = { "", "" },
+	     path[2][PATH_MAX] = { "", "" };
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	size_t rl;
 
+	dir[0][0] = dir[1][0] = '\0';
 	if (!f)
-		return -errno;
-	while (fgets(line, sizeof line, f)) {
+		return;
+	while (fgets(line, sizeof line, f) && !(mnt[0][0] && mnt[1][0])) {
 		char root[PATH_MAX], point[PATH_MAX], fstype[64], super[1024];
 		const char *dash = strstr(line, " - ");
+		int v2;
 
 		if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
 		    sscanf(dash + 3, "%63s %*s %1023s", fstype, super) != 2)
 			continue;
-		if (v2 ? strcmp(fstype, "cgroup2") != 0 :
-			 strcmp(fstype, "cgroup") != 0 || !word_in(super, ",", "memory"))
+		v2 = !strcmp(fstype, "cgroup2");
+		if (!v2 && (strcmp(fstype, "cgroup") != 0 || !word_in(super, ",", "memory")))
 			continue;
-		snprintf(mnt, sizeof mnt, "%s", point);
-		snprintf(mroot, sizeof mroot, "%s", root);
-		break;
+		if (mnt[v2][0])
+			continue;
+		snprintf(mnt[v2], sizeof mnt[v2], "%s", point);
+		snprintf(mroot[v2], sizeof mroot[v2], "%s", root);
 	}
 	fclose(f);
-	if (!mnt[0])
-		return -ENOENT;
-	if (!(f = fopen("/proc/self/cgroup", "re")))
-		return -errno;
+	if ((!mnt[0][0] && !mnt[1][0]) || !(f = fopen("/proc/self/cgroup", "re")))
+		return;
 	while (fgets(line, sizeof line, f)) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		int v2;
 
 		if (!c2)
 			continue;
 		*c2 = '\0';
-		if (v2 ? !strcmp(line, "0") && c1[1] == '\0' :
-			 word_in(c1 + 1, ",", "memory")) {
-			snprintf(path, sizeof path, "%s", c2 + 1);
-			path[strcspn(path, "\n")] = '\0';
-			break;
-		}
+		v2 = !strcmp(line, "0") && c1[1] == '\0';
+		if (path[v2][0] || !(v2 || word_in(c1 + 1, ",", "memory")))
+			continue;
+		snprintf(path[v2], sizeof path[v2], "%s", c2 + 1);
+		path[v2][strcspn(path[v2], "\n")] = '\0';
 	}
 	fclose(f);
-	if (!path[0])
-		return -ENOENT;
-	/* a mount of a subtree (a container's) shows the path below it */
-	rl = strlen(mroot);
-	if (strcmp(mroot, "/") && !strncmp(path, mroot, rl) && (path[rl] == '/' || !path[rl]))
-		memmove(path, path + rl, strlen(path + rl) + 1);
-	if ((size_t)snprintf(dir, len, "%s%s", mnt, strcmp(path, "/") ? path : "") >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	for (int v = 0; v < 2; v++) {
+		size_t rl = strlen(mroot[v]);
+		char *p = path[v];
+
+		if (!mnt[v][0] || !p[0])
+			continue;
+		/* a mount of a subtree (a container's) shows the path below it */
+		if (strcmp(mroot[v], "/") && !strncmp(p, mroot[v], rl) && (p[rl] == '/' || !p[rl]))
+			p += rl;
+		if ((size_t)snprintf(dir[v], PATH_MAX, "%s%s", mnt[v], strcmp(p, "/") ? p : "") >=
+		    PATH_MAX)
+			dir[v][0] = '\0';
+	}
 }
 
 static int write_at(const char *dir, const char *file, const char *val)
@@ -395,12 +402,15 @@ static int set_limits(struct sbx_cgroup *cg, unsigned long long memory_max,
 int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 		      unsigned long long pids_max, uid_t owner, const char *slot)
 {
-	char own[PATH_MAX], parent[PATH_MAX];
+	char dirs[2][PATH_MAX], parent[PATH_MAX];
 	int rc;
 
 	sbx_cgroup_init(cg);
+	own_dirs(dirs);
 	for (int v = 2; v >= 1; v--) {
-		if (own_dir(v == 2, own, sizeof own) < 0)
+		const char *own = dirs[v - 1];
+
+		if (!own[0])
 			continue;
 		snprintf(cg->home, sizeof cg->home, "%s", own);
 		rc = v == 2 ? v2_ready(cg, own) : 0;
