@@ -452,15 +452,9 @@ static void exec_init(int init_fd, pid_t prog, int ready, int sync_wr)
 	long r = sbx_raw(SYS_fcntl, ready, F_DUPFD_CLOEXEC, 10);
 	long s = sbx_raw(SYS_fcntl, sync_wr, F_DUPFD_CLOEXEC, 10);
 	long e = sbx_raw(SYS_fcntl, init_fd, F_DUPFD_CLOEXEC, 10), err;
-	unsigned v = (unsigned)prog;
-	size_t k = sizeof pid - 1;
 	int report = r >= 0 ? (int)r : ready;
 
-	pid[k] = '\0';
-	do
-		pid[--k] = (char)('0' + v % 10);
-	while ((v /= 10) && k > 0);
-	argv[1] = pid + k;
+	argv[1] = sbx_utoa(pid + sizeof pid - 1, (unsigned)prog);
 	err = r < 0 ? r : s < 0 ? s : e;
 	if (err < 0)
 		goto fail;

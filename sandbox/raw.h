@@ -24,4 +24,15 @@ __attribute__((noreturn)) static inline void sbx_raw_exit(int code)
 		sbx_raw(SYS_exit_group, code, 0, 0);
 }
 
+/* v in decimal, written backwards to end with a NUL at *end (at most
+ * 11 bytes before it); returns where the digits begin. No libc. */
+static inline char *sbx_utoa(char *end, unsigned v)
+{
+	*end = '\0';
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 #endif

@@ -311,17 +311,14 @@ static void shared_settle(struct sbx_pipeline *p, int gone)
 static void hold_mounts(struct sbx_pipeline *p, size_t i, pid_t pid)
 {
 	char path[32] = "/proc/", digits[12];
-	size_t k = sizeof digits, n = 6;
-	unsigned v = (unsigned)pid;
+	const char *d = sbx_utoa(digits + sizeof digits - 1, (unsigned)pid);
+	size_t n = 6;
 	long fd;
 
 	if (!(p->pol->layers & SBX_BIT(SBX_L_MOUNTNS)))
 		return;
-	do
-		digits[--k] = (char)('0' + v % 10);
-	while ((v /= 10) && k > 0);
-	while (k < sizeof digits)
-		path[n++] = digits[k++];
+	while (*d)
+		path[n++] = *d++;
 	memcpy(path + n, "/ns/mnt", 8);
 	fd = sbx_raw(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
 	p->mnt_fds[i] = fd < 0 ? -1 : (int)fd;
