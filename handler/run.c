@@ -32,12 +32,16 @@ void sandbox_config(struct sbx_config *c, int slot)
 	/* the slot's own cgroup, kept between its runs: named by the
 	 * runtime directory (its inode: two servers' slot 0 differ) */
 	if (slot >= 0) {
-		char dir[PATH_MAX];
+		static char dir[PATH_MAX];
 		struct stat st;
 
-		if (runtime_dir(dir, sizeof dir) == 0 && stat(dir, &st) == 0)
+		if (runtime_dir(dir, sizeof dir) == 0 && stat(dir, &st) == 0) {
 			snprintf(c->cgroup_slot, sizeof c->cgroup_slot, "slot-%lx-%lx-%d",
 				 (unsigned long)st.st_dev, (unsigned long)st.st_ino, slot);
+			/* and its blocks' /etc, kept there between its runs */
+			c->keep_dir = dir;
+			c->slot = slot;
+		}
 	}
 	c->shm_bytes = opt.shm_bytes;
 	c->mode = opt.sandbox;

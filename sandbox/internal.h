@@ -111,6 +111,17 @@ int sbx_block_root(const struct sbx_policy *pol, size_t index,
 		   const char **ret_layer, unsigned *ret_sys_dirs);
 
 int sbx_rundir_create(struct sbx_rundir *d, const char *parent);
+/* The blocks' /etc (sandbox/etc.c), from the directory src (the host's
+ * /etc or an environment's), with the host's resolv.conf when resolv.
+ * sbx_etc_keep: the copy kept as dir/name, checked and used when still
+ * fresh, else made again; a root handler's is cloned for
+ * sbx_etc_attach, which puts it at `at` in the run's namespace.
+ * sbx_etc_make: made at `at`, for this run only. 0 or -errno. */
+int sbx_etc_keep(struct sbx_etc *e, const char *dir, const char *name, const char *src,
+		 int resolv);
+int sbx_etc_attach(struct sbx_etc *e, const char *at);
+int sbx_etc_make(struct sbx_etc *e, const char *at, const char *src, int resolv);
+void sbx_etc_release(struct sbx_etc *e);
 /* Enter a user + mount namespace of the handler's own and mount the
  * run's tmpfs there: its code, its mask files, and the blocks' /work
  * and /tmp (bounded in bytes and inodes together); returns the ids the

@@ -180,6 +180,53 @@ static int run_files(struct sbx_run *run, const struct sbx_config *cfg,
 	return 0;
 }
 
+/* The source of the blocks' /etc: the environment's, or the host's. */
+static void etc_source(const struct sbx_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/etc", cfg->sysroot ? cfg->sysroot : "");
+}
+
+/* The slot's kept /etc, checked (or made again) while a root handler is
+ * still root: one per slot, environment and network, named so. Not
+ * there: the run makes its own (blocks_etc). */
+static void keep_etc(struct sbx_run *run, const struct sbx_config *cfg)
+{
+	char name[64], src[PATH_MAX];
+	unsigned long h = 5381;
+
+	for (const char *c = cfg->sysroot ? cfg->sysroot : ""; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	if (cfg->sysroot)
+		snprintf(name, sizeof name, "etc.%d%s.env-%lx", cfg->slot,
+			 cfg->allow_network ? ".net" : "", h);
+	else
+		snprintf(name, sizeof name, "etc.%d%s.host", cfg->slot,
+			 cfg->allow_network ? ".net" : "");
+	etc_source(cfg, src, sizeof src);
+	sbx_etc_keep(&run->etc, cfg->keep_dir, name, src, cfg->allow_network);
+}
+
+/* The blocks' /etc in the run's directory: the kept one attached, or one
+ * of the run's own. */
+static int blocks_etc(struct sbx_run *run, const struct sbx_config *cfg, struct prep *e)
+{
+	char at[320], src[PATH_MAX];
+	int rc = -ENOENT;
+
+	snprintf(at, sizeof at, "%s/etc", run->dir.root);
+	if (run->etc.kept[0] && run->dir.tmpfs)
+		rc = sbx_etc_attach(&run->etc, at);
+	sbx_etc_release(&run->etc);
+	if (rc < 0) {
+		etc_source(cfg, src, sizeof src);
+		rc = sbx_etc_make(&run->etc, at, src, cfg->allow_network);
+	}
+	if (rc < 0)
+		return layer_failed(run, SBX_L_ROOT, -rc, e, "root: the blocks' /etc");
+	run->pol.files.etc = &run->etc;
+	return 0;
+}
+
 /* What each pipe between two blocks may hold. A pipe holds 64 KiB
  * unless made larger, and a larger one wakes the relay less often (64
  * MiB through three blocks here: 64 KiB 77 ms, 256 KiB 65 ms, 1 MiB 61
@@ -224,6 +271,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	memset(run, 0, sizeof *run);
 	run->dir.root_fd = -1;
 	run->code_fd = -1;
+	run->etc.tree = -1;
 	sbx_cgroup_init(&run->cg);
 	pol->files.init_fd = -1;
 	*ret_layer = -1;
@@ -251,6 +299,8 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 		pol->cg = &run->cg;
 	else
 		pol->no_memfd = 1;
+	if ((pol->layers & SBX_BIT(SBX_L_ROOT)) && cfg->keep_dir)
+		keep_etc(run, cfg);
 	if (cfg->mode != SBX_OFF) {
 		if ((rc = choose_network(run, cfg, &e)) < 0 ||
 		    (rc = take_identity(run, cfg, &e)) < 0)
@@ -263,6 +313,8 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (run->dir.sysroot[0])
 		pol->sysroot = run->dir.sysroot;
 	if ((rc = run_files(run, cfg, own_uid, &e)) < 0)
+		return rc;
+	if ((pol->layers & SBX_BIT(SBX_L_ROOT)) && (rc = blocks_etc(run, cfg, &e)) < 0)
 		return rc;
 	pol->work = run->dir.work;
 	pol->tmp = run->dir.tmp;
@@ -339,6 +391,7 @@ int sbx_run_finish(struct sbx_run *run)
 		close(run->pol.files.init_fd);
 	run->pol.files.init_fd = -1;
 	sbx_bpf_free(&run->pol.bpf);
+	sbx_etc_release(&run->etc);
 	rc = sbx_rundir_unmount(&run->dir);
 	sbx_cgroup_remove(&run->cg);
 	return rc;

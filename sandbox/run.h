@@ -21,6 +21,9 @@ struct sbx_config {
 	unsigned long long run_memory_max;	/* --run-memory-max: the run's
 					 * cgroup's bound; 0: no cgroup */
 	char cgroup_slot[64];		/* the slot's cgroup name, "": none */
+	const char *keep_dir;		/* the runtime directory: what a slot
+					 * keeps between its runs (its /etc), or NULL */
+	int slot;			/* the run's slot, with keep_dir */
 };
 
 struct sbx_run {
@@ -29,6 +32,7 @@ struct sbx_run {
 	unsigned missing;		/* besteffort: layers absent before any block */
 	int code_fd;
 	struct sbx_cgroup cg;		/* the run's own cgroup, where it may have one */
+	struct sbx_etc etc;		/* the blocks' /etc */
 };
 
 /* Decide the layers and the network, make the run's directory, compile

@@ -25,11 +25,27 @@ struct sbx_bpf {
 	size_t len;		/* bytes */
 };
 
-/* Files of the run that every block's root uses: the clean init and the
- * contents that mask global /proc files (sbx_run_prepare makes them). */
+/* The blocks' /etc (sandbox/etc.c): a directory of copies and written
+ * files, with a point for each entry bound from the host's /etc. */
+struct sbx_etc {
+	char dir[300];			/* the handler's view of it; "" until made */
+	char kept[PATH_MAX];		/* the slot's kept copy, or "" */
+	int tree;			/* its clone, until attached (a root handler), or -1 */
+	int reused;			/* the kept copy was still fresh */
+	/* the entries to bind: a kind ('d'/'f' from the source's /etc,
+	 * 'D'/'F' from the host's) and a name each, NUL-terminated, an
+	 * empty one last */
+	char binds[4096];
+	size_t binds_len;
+};
+
+/* Files of the run that every block's root uses: the clean init, the
+ * contents that mask global /proc files and the /etc (sbx_run_prepare
+ * makes them). */
 struct sbx_run_files {
 	int init_fd;			/* sealed memfd holding codellm-init, or -1 */
 	const char *masks;		/* directory of the /proc mask files */
+	const struct sbx_etc *etc;	/* the blocks' /etc, or NULL (no root) */
 };
 
 /* What a run applies. The handler fills it once per request. */

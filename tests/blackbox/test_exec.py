@@ -924,9 +924,10 @@ for mode in ("native", "off"):
 shutil.rmtree(tmpd, ignore_errors=True)
 
 # ---- /etc in a block ----------------------------------------------------------
-# /etc is a mount of its own (read-only: the files written for the block),
-# and every host entry bound below it is nosuid and nodev but not
-# read-only, so a write fails as it does for an unprivileged user outside
+# /etc is a mount of its own (read-only: the slot's kept directory of
+# copies and written files, which belong to the host's root here), and
+# every host entry bound below it is nosuid and nodev but not read-only,
+# so a write fails as it does for an unprivileged user outside
 etc_code = r'''
 import errno, os
 mounts = [l.split() for l in open("/proc/self/mountinfo")]
@@ -946,9 +947,9 @@ print(len(top) == 1 and "ro" in top[0] and {"nosuid", "nodev"} <= top[0],
 '''
 with Server() as s:
     r = s.run(block("python", etc_code))
-    t.eq(content(r), "True True EACCES EROFS EROFS False\n",
-         "native: /etc is read-only with every host entry below it nosuid,nodev (a host file: "
-         "EACCES, a written one or a new one: EROFS, no shadow)")
+    t.eq(content(r), "True True EACCES EACCES EROFS False\n",
+         "native: /etc is read-only with every host entry below it nosuid,nodev (a host file "
+         "or a copy or a written one: EACCES, a new one: EROFS, no shadow)")
 
 # ---- the handler keeps its oom_score_adj --------------------------------------
 # The shared start's block raises oom_score_adj to 1000 while it shares
