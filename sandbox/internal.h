@@ -124,11 +124,12 @@ int sbx_etc_make(struct sbx_etc *e, const char *at, const char *src, int resolv)
 void sbx_etc_release(struct sbx_etc *e);
 /* Enter a user + mount namespace of the handler's own and mount the
  * run's tmpfs there: its code, its mask files, and the blocks' /work
- * and /tmp (bounded in bytes and inodes together); returns the ids the
- * blocks map to. */
+ * and /tmp (bounded in bytes and inodes together), and etc_kept (the
+ * slot's kept /etc, or NULL) bound at /tmp/etc when it can be (d->etc
+ * says); returns the ids the blocks map to. */
 int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 		   unsigned long long work_inodes, unsigned long long run_bytes,
-		   const char *sysroot, uid_t *ret_uid, gid_t *ret_gid);
+		   const char *sysroot, const char *etc_kept, uid_t *ret_uid, gid_t *ret_gid);
 /* A root handler becomes `uid` (its run slot's own), with no
  * supplementary groups, before it makes the run's user namespace: the
  * run's per-user kernel limits are then its own (THREATS.md #17). */

@@ -275,32 +275,46 @@ int sbx_share_ucounts(unsigned share)
 /* The run's tmpfs on /tmp (code, mask files, root mount points) and
  * inside it the data tmpfs that holds the blocks' /work and /tmp,
  * bounded together by --workdir-bytes and --workdir-inodes. */
+/* dir (opened before the tmpfs hides it, when below /tmp) bound at at */
+static int bind_held(int fd, const char *at)
+{
+	char src[32];
+
+	snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
+	if (mkdir(at, 0755) < 0 || mount(src, at, NULL, MS_BIND | MS_REC, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
 static int mount_run(struct sbx_rundir *d, unsigned long long work_bytes,
 		     unsigned long long work_inodes, unsigned long long run_bytes,
-		     const char *sysroot, uid_t uid, gid_t gid)
+		     const char *sysroot, const char *etc_kept, uid_t uid, gid_t gid)
 {
 	char opts[160];
-	int tree = -1, rc = 0;
+	int tree = -1, etc = -1, rc = 0;
 
 	/* an environment's tree below /tmp (a checkout there) would be
 	 * hidden by the tmpfs: held open across the mount, then bound at
 	 * /tmp/sysroot (opened in this namespace, so it may be bound) */
 	if (sysroot && (tree = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
+	/* so would the slot's kept /etc (sandbox/etc.c): missing, the run
+	 * makes its own */
+	if (etc_kept)
+		etc = open(etc_kept, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=%d,mode=0755", run_bytes, 4096);
 	if (mount("codellm-run", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		rc = -errno;
 	if (!rc && tree >= 0) {
-		char src[32];
-
-		snprintf(src, sizeof src, "/proc/self/fd/%d", tree);
 		snprintf(d->sysroot, sizeof d->sysroot, "/tmp/sysroot");
-		if (mkdir(d->sysroot, 0755) < 0 ||
-		    mount(src, d->sysroot, NULL, MS_BIND | MS_REC, NULL) < 0)
-			rc = -errno;
+		rc = bind_held(tree, d->sysroot);
 	}
+	if (!rc && etc >= 0 && bind_held(etc, "/tmp/etc") == 0)
+		snprintf(d->etc, sizeof d->etc, "/tmp/etc");
 	if (tree >= 0)
 		close(tree);
+	if (etc >= 0)
+		close(etc);
 	if (rc < 0)
 		return rc;
 	snprintf(d->root, sizeof d->root, "/tmp");
@@ -328,7 +342,7 @@ static int mount_run(struct sbx_rundir *d, unsigned long long work_bytes,
 
 int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 		   unsigned long long work_inodes, unsigned long long run_bytes,
-		   const char *sysroot, uid_t *ret_uid, gid_t *ret_gid)
+		   const char *sysroot, const char *etc_kept, uid_t *ret_uid, gid_t *ret_gid)
 {
 	int root = geteuid() == 0, rc;
 
@@ -342,7 +356,8 @@ int sbx_request_ns(struct sbx_rundir *d, unsigned long long work_bytes,
 	/* the ids the blocks map to, and own their /work and /tmp */
 	*ret_uid = root ? SBX_BLOCK_ID : 0;
 	*ret_gid = root ? SBX_BLOCK_ID : 0;
-	return mount_run(d, work_bytes, work_inodes, run_bytes, sysroot, *ret_uid, *ret_gid);
+	return mount_run(d, work_bytes, work_inodes, run_bytes, sysroot, etc_kept, *ret_uid,
+			 *ret_gid);
 }
 
 /* SysV IPC memory is no process's: without these limits a block could

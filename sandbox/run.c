@@ -123,7 +123,9 @@ static int make_rundir(struct sbx_run *run, const struct sbx_config *cfg,
 
 	if (pol->layers & SBX_BIT(SBX_L_WORKDIR)) {
 		rc = sbx_request_ns(&run->dir, cfg->workdir_bytes, cfg->workdir_inodes,
-				    cfg->run_bytes, cfg->sysroot, &pol->map_uid, &pol->map_gid);
+				    cfg->run_bytes, cfg->sysroot,
+				    run->etc.kept[0] && run->etc.tree < 0 ? run->etc.kept : NULL,
+				    &pol->map_uid, &pol->map_gid);
 		if (rc < 0 && (rc = layer_failed(run, SBX_L_WORKDIR, -rc, e,
 				"workdir: a bounded tmpfs in a user namespace of the handler's own")) < 0)
 			return rc;
@@ -180,10 +182,14 @@ static int run_files(struct sbx_run *run, const struct sbx_config *cfg,
 	return 0;
 }
 
-/* The source of the blocks' /etc: the environment's, or the host's. */
-static void etc_source(const struct sbx_config *cfg, char *buf, size_t len)
+/* The source of the blocks' /etc: the environment's, or the host's (as
+ * the run's namespace sees it, where given). */
+static void etc_source(const struct sbx_config *cfg, const struct sbx_rundir *d, char *buf,
+		       size_t len)
 {
-	snprintf(buf, len, "%s/etc", cfg->sysroot ? cfg->sysroot : "");
+	const char *root = d && d->sysroot[0] ? d->sysroot : cfg->sysroot;
+
+	snprintf(buf, len, "%s/etc", root ? root : "");
 }
 
 /* The slot's kept /etc, checked (or made again) while a root handler is
@@ -202,7 +208,7 @@ static void keep_etc(struct sbx_run *run, const struct sbx_config *cfg)
 	else
 		snprintf(name, sizeof name, "etc.%d%s.host", cfg->slot,
 			 cfg->allow_network ? ".net" : "");
-	etc_source(cfg, src, sizeof src);
+	etc_source(cfg, NULL, src, sizeof src);
 	sbx_etc_keep(&run->etc, cfg->keep_dir, name, src, cfg->allow_network);
 }
 
@@ -214,11 +220,16 @@ static int blocks_etc(struct sbx_run *run, const struct sbx_config *cfg, struct 
 	int rc = -ENOENT;
 
 	snprintf(at, sizeof at, "%s/etc", run->dir.root);
-	if (run->etc.kept[0] && run->dir.tmpfs)
+	if (run->dir.etc[0]) {
+		/* a handler that is not root: bound by sbx_request_ns */
+		snprintf(run->etc.dir, sizeof run->etc.dir, "%s", run->dir.etc);
+		rc = 0;
+	} else if (run->etc.tree >= 0 && run->dir.tmpfs) {
 		rc = sbx_etc_attach(&run->etc, at);
+	}
 	sbx_etc_release(&run->etc);
 	if (rc < 0) {
-		etc_source(cfg, src, sizeof src);
+		etc_source(cfg, &run->dir, src, sizeof src);
 		rc = sbx_etc_make(&run->etc, at, src, cfg->allow_network);
 	}
 	if (rc < 0)

@@ -102,6 +102,7 @@ struct sbx_rundir {
 	/* an environment's tree as the run's namespace sees it: bound at
 	 * /tmp/sysroot when the run's tmpfs on /tmp would hide it; "" */
 	char sysroot[300];
+	char etc[300];		/* the slot's kept /etc bound there, or "" */
 	int root_fd;
 	int tmpfs;		/* lives in the handler's mount namespace */
 };
