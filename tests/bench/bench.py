@@ -4,14 +4,23 @@ the same run (issues 14 and 34; these machines are shared and noisy:
 compare within a run, never against a fixed number).
 
 Every arm is a handler started exactly like codellm-handler
-(systemd-socket-activate --accept, one process per connection, PATH
-/usr/bin:/bin as codellm's blocks have it), timed by one C client
+(systemd-socket-activate --accept, one process per connection), timed
+by one C client
 (tests/bench/client.c: connect, send, read to the close; about 0.02 ms
 of its own per request against a server that answers at once). The
 client waits, outside the timed span, until the previous request's
 handler has exited before it sends the next (a handler's cleanup and
 audit come after the answer's end and would run on the CPU the next
-arm's request needs; the c=8 slices count them). Arms:
+arm's request needs; the c=8 slices count them).
+
+The baselines hand their program the environment codellm gives a block
+(SPEC §7: PATH /usr/local/bin:/usr/bin:/bin, LANG C.UTF-8,
+PYTHONHASHSEED 0, PYTHONDONTWRITEBYTECODE 1, HOME an empty directory),
+so both sides run the same program doing the same work: without LANG
+bash skips loading the C.UTF-8 locale's files, without HOME python
+looks the user up in /etc/passwd.
+
+Arms:
 
   client only     tests/bench/bare-handler --constant: reads the request,
                   runs nothing, answers: the client, socket activation
@@ -67,7 +76,15 @@ SETTLE_S = 0 if SMOKE else 1.0
 BARE = os.path.join(HERE, "bare-handler")
 MINSBX = os.path.join(HERE, "sandbox-handler")
 CLIENT = os.path.join(HERE, "client")
-PATH_ENV = {"PATH": "/usr/bin:/bin"}
+HANDLER_ENV = {"PATH": "/usr/bin:/bin"}   # the codellm arms' own (their blocks get SPEC §7's)
+
+
+def block_env(home):
+    """What codellm gives a block's program (SPEC §7; TMPDIR aside: the
+    harness points it at the server's run directory), for the baselines
+    to hand theirs."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8",
+            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
 ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(HERE, "..", "..", "build", "envs"))
 TARGETS = {}                               # figure -> (op, bound) for the table
 
@@ -212,6 +229,8 @@ def main():
     # process of this run: what the holder unit is under systemd
     holder = subprocess.Popen(["unshare", "--net", "--", "sleep", "100000"])
     handler = os.path.abspath(os.path.join(HERE, "..", "..", "codellm-handler"))
+    home = os.path.join(tmp, "home")          # the baselines' HOME: empty, as a block's /work
+    os.mkdir(home, 0o755)
     arms_def = [("client only", dict(handler=BARE, extra=("--constant", "hi"))),
                 ("bare", dict(handler=BARE)),
                 ("sandbox", dict(handler=MINSBX)),
@@ -224,8 +243,9 @@ def main():
     try:
         for name, kw in arms_def:
             extra = kw.pop("extra", ())
+            env = HANDLER_ENV if name in ("native", "off", "native, shared") else block_env(home)
             servers[name] = Server("--timeout", "120", "--max-concurrent", "8", "--header-timeout", "120",
-                                   *share.get(name, ()), *extra, env=PATH_ENV, **kw)
+                                   *share.get(name, ()), *extra, env=env, **kw)
             servers[name].start()
         cases = {"bash": (block("bash", "echo hi"), "hi"),
                  "python": (block("python", "print(\"hi\")"), "hi")}
@@ -233,6 +253,14 @@ def main():
         nets = {a: net_of(servers[a]) for a in ("native", "native, shared")}
         if nets != {"native": "own", "native, shared": "shared"}:
             raise SystemExit("the arms do not run as named: sandbox.net %r" % nets)
+        # the baselines' programs see what a block's does (HOME aside:
+        # a block's is /work); checked on every run, not only the smoke
+        show = block("bash", 'printf "%s|" "$PATH" "$LANG" "$PYTHONHASHSEED" '
+                             '"$PYTHONDONTWRITEBYTECODE"; ls -A "$HOME" | wc -l')
+        seen = {a: content_of(Resp(raw(servers[a].port, chat(show), timeout=60)))
+                for a in ("native", "bare", "sandbox", "bare, netns")}
+        if len(set(seen.values())) != 1 or None in seen.values():
+            raise SystemExit("the baselines' programs do not see a block's environment: %r" % seen)
         c8 = {}
         for c in ("bash", "python"):
             c8[c] = throughput({a: servers[a] for a in ("bare", "sandbox", "native", "bare, netns",
@@ -284,7 +312,9 @@ def main():
               % ("" if int(mounts["env"]) <= int(mounts["host"]) else "not ", mounts["env"], mounts["host"]))
         print("ok 6 - the 64 MiB pipeline answered the same count as three blocks, and as one "
               "shell pipeline in the bare and the minimal sandbox handler")
-        print("1..6")
+        print("ok 7 - the baselines' programs saw the environment a block sees (%s)"
+              % seen["native"].strip())
+        print("1..7")
         return 0
     report(lat, c8, big, envlat, mounts, rss, rss_big)
     debug_tap(three)
