@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,15 +57,43 @@ static int word_in(const char *s, const char *sep, const char *word)
 	return 0;
 }
 
-/* The directories of this process's cgroups: dir[1] in the v2
- * hierarchy (fstype cgroup2), dir[0] in v1's memory one (fstype cgroup
- * with the memory option); "" where there is none. One read each of
- * /proc/self/mountinfo (some 0.05 ms: the kernel writes out every
- * mount) and /proc/self/cgroup for both. */
-static void own_dirs(char dir[2][PATH_MAX])
+/* This process's path in each hierarchy from /proc/self/cgroup:
+ * path[1] in v2's (the "0::" line), path[0] in v1's memory one; ""
+ * where there is none. 0, or -errno. */
+static int own_paths(char path[2][PATH_MAX])
 {
-	char line[4096], mnt[2][PATH_MAX] = { "", "" }, mroot[2][PATH_MAX] = { "", "" },
-	     path[2][PATH_MAX] = { "", "" };
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	path[0][0] = path[1][0] = '\0';
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		int v2;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		/* "0::PATH": hierarchy 0, no controllers named */
+		v2 = c1 == line + 1 && line[0] == '0' && c1[1] == '\0';
+		if (path[v2][0] || !(v2 || word_in(c1 + 1, ",", "memory")))
+			continue;
+		snprintf(path[v2], PATH_MAX, "%s", c2 + 1);
+		path[v2][strcspn(path[v2], "\n")] = '\0';
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The mount table's answer: where each hierarchy is mounted (the first
+ * mount of fstype cgroup2; the first of fstype cgroup with the memory
+ * option), joined with path, the part below a mount of a subtree (a
+ * container's) taken off. One read of /proc/self/mountinfo: some 0.08
+ * ms here, the kernel writes out every mount. */
+static void dirs_from_mounts(char path[2][PATH_MAX], char dir[2][PATH_MAX])
+{
+	char line[4096], mnt[2][PATH_MAX] = { "", "" }, mroot[2][PATH_MAX] = { "", "" };
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
 	dir[0][0] = dir[1][0] = '\0';
@@ -86,22 +116,6 @@ static void own_dirs(char dir[2][PATH_MAX])
 		snprintf(mroot[v2], sizeof mroot[v2], "%s", root);
 	}
 	fclose(f);
-	if ((!mnt[0][0] && !mnt[1][0]) || !(f = fopen("/proc/self/cgroup", "re")))
-		return;
-	while (fgets(line, sizeof line, f)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		int v2;
-
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		v2 = !strcmp(line, "0") && c1[1] == '\0';
-		if (path[v2][0] || !(v2 || word_in(c1 + 1, ",", "memory")))
-			continue;
-		snprintf(path[v2], sizeof path[v2], "%s", c2 + 1);
-		path[v2][strcspn(path[v2], "\n")] = '\0';
-	}
-	fclose(f);
 	for (int v = 0; v < 2; v++) {
 		size_t rl = strlen(mroot[v]);
 		char *p = path[v];
@@ -115,6 +129,69 @@ static void own_dirs(char dir[2][PATH_MAX])
 		    PATH_MAX)
 			dir[v][0] = '\0';
 	}
+}
+
+/* Where systemd mounts the hierarchies, tried before the mount table:
+ * v2 at /sys/fs/cgroup (unified) or /sys/fs/cgroup/unified (hybrid),
+ * v1's memory one at /sys/fs/cgroup/memory. A place counts only when
+ * its file system is the hierarchy's (statfs) and path is a directory
+ * there (v1: one with the memory controller's files); a mount of a
+ * subtree (a container without a cgroup namespace) has no such
+ * directory, and an unusual layout none of these places: both take
+ * the mount table. 1 when every hierarchy this process is in was found
+ * (dir set), else 0. */
+static int dirs_from_usual(char path[2][PATH_MAX], char dir[2][PATH_MAX])
+{
+	static const struct { const char *mnt, *mark; long magic; int v; } usual[] = {
+		{ "/sys/fs/cgroup", "cgroup.procs", CGROUP2_SUPER_MAGIC, 1 },
+		{ "/sys/fs/cgroup/unified", "cgroup.procs", CGROUP2_SUPER_MAGIC, 1 },
+		{ "/sys/fs/cgroup/memory", "memory.limit_in_bytes", CGROUP_SUPER_MAGIC, 0 },
+	};
+
+	dir[0][0] = dir[1][0] = '\0';
+	for (size_t i = 0; i < sizeof usual / sizeof usual[0]; i++) {
+		int v = usual[i].v;
+		const char *p = path[v];
+		char mark[PATH_MAX + 64];
+		struct statfs fs;
+
+		if (!p[0] || dir[v][0] || statfs(usual[i].mnt, &fs) < 0 ||
+		    (long)fs.f_type != usual[i].magic)
+			continue;
+		if ((size_t)snprintf(dir[v], PATH_MAX, "%s%s", usual[i].mnt,
+				     strcmp(p, "/") ? p : "") >= PATH_MAX)
+			return 0;
+		snprintf(mark, sizeof mark, "%s/%s", dir[v], usual[i].mark);
+		if (access(mark, F_OK) < 0)
+			dir[v][0] = '\0';
+	}
+	return (!path[0][0] || dir[0][0]) && (!path[1][0] || dir[1][0]);
+}
+
+/* The directories of this process's cgroups: dir[1] in the v2
+ * hierarchy, dir[0] in v1's memory one; "" where there is none. The
+ * usual places first; the mount table when they do not answer for
+ * every hierarchy. */
+static void own_dirs(char dir[2][PATH_MAX])
+{
+	char path[2][PATH_MAX];
+
+	dir[0][0] = dir[1][0] = '\0';
+	if (own_paths(path) < 0 || (!path[0][0] && !path[1][0]))
+		return;
+	if (!dirs_from_usual(path, dir))
+		dirs_from_mounts(path, dir);
+}
+
+void sbx_cgroup_dirs(int usual, char dir[2][PATH_MAX])
+{
+	char path[2][PATH_MAX];
+
+	dir[0][0] = dir[1][0] = '\0';
+	if (own_paths(path) < 0)
+		return;
+	if (usual ? !dirs_from_usual(path, dir) : (dirs_from_mounts(path, dir), 0))
+		dir[0][0] = dir[1][0] = '\0';
 }
 
 static int write_at(const char *dir, const char *file, const char *val)

@@ -4,6 +4,7 @@
 #ifndef CODELLM_SANDBOX_INTERNAL_H
 #define CODELLM_SANDBOX_INTERNAL_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -297,5 +298,10 @@ int sbx_cgroup_leave(struct sbx_cgroup *cg);
 void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u);
 int sbx_cgroup_remove(struct sbx_cgroup *cg);
 void sbx_cgroup_close(struct sbx_cgroup *cg);
+/* This process's cgroup directories (dir[1] v2, dir[0] v1's memory
+ * hierarchy; "" where none) as one of the two ways create() may find
+ * them: usual 1, systemd's usual places only (both "" when they do not
+ * answer for every hierarchy); usual 0, the mount table only. */
+void sbx_cgroup_dirs(int usual, char dir[2][PATH_MAX]);
 
 #endif
