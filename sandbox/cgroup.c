@@ -139,7 +139,7 @@ static void dirs_from_mounts(char path[2][PATH_MAX], char dir[2][PATH_MAX])
  * subtree (a container without a cgroup namespace) has no such
  * directory, and an unusual layout none of these places: both take
  * the mount table. 1 when every hierarchy this process is in was found
- * (dir set), else 0. */
+ * (dir set), else 0 (dir all ""). */
 static int dirs_from_usual(char path[2][PATH_MAX], char dir[2][PATH_MAX])
 {
 	static const struct { const char *mnt, *mark; long magic; int v; } usual[] = {
@@ -160,38 +160,28 @@ static int dirs_from_usual(char path[2][PATH_MAX], char dir[2][PATH_MAX])
 			continue;
 		if ((size_t)snprintf(dir[v], PATH_MAX, "%s%s", usual[i].mnt,
 				     strcmp(p, "/") ? p : "") >= PATH_MAX)
-			return 0;
+			break;
 		snprintf(mark, sizeof mark, "%s/%s", dir[v], usual[i].mark);
 		if (access(mark, F_OK) < 0)
 			dir[v][0] = '\0';
 	}
-	return (!path[0][0] || dir[0][0]) && (!path[1][0] || dir[1][0]);
+	if ((!path[0][0] || dir[0][0]) && (!path[1][0] || dir[1][0]))
+		return 1;
+	dir[0][0] = dir[1][0] = '\0';
+	return 0;
 }
 
-/* The directories of this process's cgroups: dir[1] in the v2
- * hierarchy, dir[0] in v1's memory one; "" where there is none. The
- * usual places first; the mount table when they do not answer for
- * every hierarchy. */
-static void own_dirs(char dir[2][PATH_MAX])
+void sbx_cgroup_dirs(enum sbx_cgroup_find how, char dir[2][PATH_MAX])
 {
 	char path[2][PATH_MAX];
 
 	dir[0][0] = dir[1][0] = '\0';
 	if (own_paths(path) < 0 || (!path[0][0] && !path[1][0]))
 		return;
-	if (!dirs_from_usual(path, dir))
-		dirs_from_mounts(path, dir);
-}
-
-void sbx_cgroup_dirs(int usual, char dir[2][PATH_MAX])
-{
-	char path[2][PATH_MAX];
-
-	dir[0][0] = dir[1][0] = '\0';
-	if (own_paths(path) < 0)
+	if (how != SBX_CGROUP_BY_MOUNTS && dirs_from_usual(path, dir))
 		return;
-	if (usual ? !dirs_from_usual(path, dir) : (dirs_from_mounts(path, dir), 0))
-		dir[0][0] = dir[1][0] = '\0';
+	if (how != SBX_CGROUP_BY_USUAL)
+		dirs_from_mounts(path, dir);
 }
 
 static int write_at(const char *dir, const char *file, const char *val)
@@ -483,13 +473,13 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 	int rc;
 
 	sbx_cgroup_init(cg);
-	own_dirs(dirs);
+	sbx_cgroup_dirs(SBX_CGROUP_BY_ANY, dirs);
 	for (int v = 2; v >= 1; v--) {
 		const char *own = dirs[v - 1];
 
-		if (!own[0])
+		if (!own[0] ||
+		    (size_t)snprintf(cg->home, sizeof cg->home, "%s", own) >= sizeof cg->home)
 			continue;
-		snprintf(cg->home, sizeof cg->home, "%s", own);
 		rc = v == 2 ? v2_ready(cg, own) : 0;
 		if (rc < 0) {
 			snprintf(cg->why, sizeof cg->why, "cgroup v2 %.200s: %s", own, strerror(-rc));

@@ -299,9 +299,11 @@ void sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_usage *u);
 int sbx_cgroup_remove(struct sbx_cgroup *cg);
 void sbx_cgroup_close(struct sbx_cgroup *cg);
 /* This process's cgroup directories (dir[1] v2, dir[0] v1's memory
- * hierarchy; "" where none) as one of the two ways create() may find
- * them: usual 1, systemd's usual places only (both "" when they do not
- * answer for every hierarchy); usual 0, the mount table only. */
-void sbx_cgroup_dirs(int usual, char dir[2][PATH_MAX]);
+ * hierarchy; "" where none). BY_ANY, what create() uses: systemd's
+ * usual places, the mount table when they do not answer for every
+ * hierarchy; BY_USUAL and BY_MOUNTS, one way only (a test compares
+ * them). */
+enum sbx_cgroup_find { SBX_CGROUP_BY_ANY, SBX_CGROUP_BY_USUAL, SBX_CGROUP_BY_MOUNTS };
+void sbx_cgroup_dirs(enum sbx_cgroup_find how, char dir[2][PATH_MAX]);
 
 #endif

@@ -77,6 +77,8 @@ BARE = os.path.join(HERE, "bare-handler")
 MINSBX = os.path.join(HERE, "sandbox-handler")
 CLIENT = os.path.join(HERE, "client")
 HANDLER_ENV = {"PATH": "/usr/bin:/bin"}   # the codellm arms' own (their blocks get SPEC §7's)
+ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(HERE, "..", "..", "build", "envs"))
+TARGETS = {}                               # figure -> (op, bound) for the table
 
 
 def block_env(home):
@@ -85,8 +87,6 @@ def block_env(home):
     to hand theirs."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8",
             "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-ENVDIR = os.environ.get("CODELLM_TEST_ENVDIR", os.path.join(HERE, "..", "..", "build", "envs"))
-TARGETS = {}                               # figure -> (op, bound) for the table
 
 
 def chat(content, model="codellm"):
@@ -231,21 +231,22 @@ def main():
     handler = os.path.abspath(os.path.join(HERE, "..", "..", "codellm-handler"))
     home = os.path.join(tmp, "home")          # the baselines' HOME: empty, as a block's /work
     os.mkdir(home, 0o755)
-    arms_def = [("client only", dict(handler=BARE, extra=("--constant", "hi"))),
-                ("bare", dict(handler=BARE)),
-                ("sandbox", dict(handler=MINSBX)),
+    base = block_env(home)
+    arms_def = [("client only", dict(handler=BARE, env=base, extra=("--constant", "hi"))),
+                ("bare", dict(handler=BARE, env=base)),
+                ("sandbox", dict(handler=MINSBX, env=base)),
                 ("native", dict()),
                 ("off", dict(sandbox="off")),
-                ("bare, netns", dict(handler=wrapper(tmp, "bare-netns", BARE, holder.pid))),
+                ("bare, netns", dict(handler=wrapper(tmp, "bare-netns", BARE, holder.pid), env=base)),
                 ("native, shared", dict(handler=wrapper(tmp, "codellm-netns", handler, holder.pid)))]
     share = {"native, shared": ("--share-netns",)}
     servers = {}
     try:
         for name, kw in arms_def:
             extra = kw.pop("extra", ())
-            env = HANDLER_ENV if name in ("native", "off", "native, shared") else block_env(home)
+            kw.setdefault("env", HANDLER_ENV)      # the codellm arms
             servers[name] = Server("--timeout", "120", "--max-concurrent", "8", "--header-timeout", "120",
-                                   *share.get(name, ()), *extra, env=env, **kw)
+                                   *share.get(name, ()), *extra, **kw)
             servers[name].start()
         cases = {"bash": (block("bash", "echo hi"), "hi"),
                  "python": (block("python", "print(\"hi\")"), "hi")}

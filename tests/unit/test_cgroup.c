@@ -42,7 +42,7 @@ static int shadowed(void)
 
 	if (mount("t", "/sys/fs/cgroup/memory", "tmpfs", 0, "size=64k") < 0)
 		return 77;
-	sbx_cgroup_dirs(1, usual);
+	sbx_cgroup_dirs(SBX_CGROUP_BY_USUAL, usual);
 	return usual[0][0] || usual[1][0] ? 1 : 0;
 }
 
@@ -52,8 +52,8 @@ int main(void)
 	struct stat st;
 	int rc;
 
-	sbx_cgroup_dirs(1, usual);
-	sbx_cgroup_dirs(0, table);
+	sbx_cgroup_dirs(SBX_CGROUP_BY_USUAL, usual);
+	sbx_cgroup_dirs(SBX_CGROUP_BY_MOUNTS, table);
 	tap_ok(table[0][0] || table[1][0], "the mount table finds this process's cgroup "
 	       "(v1 memory %s, v2 %s)", table[0][0] ? table[0] : "none",
 	       table[1][0] ? table[1] : "none");
