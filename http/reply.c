@@ -4,15 +4,36 @@
 
 #include "http/reply.h"
 
+/* RFC 9110's IMF-fixdate, in English whatever the locale, computed
+ * here: glibc's gmtime_r and strftime load the time zone on first use
+ * (/etc/localtime, seven system calls a request) that a GMT date never
+ * needs. The civil date from the day count is the usual era algorithm
+ * (proleptic Gregorian calendar, 400-year eras). */
+void http_date(char *buf, size_t len, long long t)
+{
+	static const char days[7][4] = { "Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed" };
+	static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+					    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	long long day = t >= 0 ? t / 86400 : -((-t + 86399) / 86400), sec = t - day * 86400;
+	long long z = day + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	long long doe = z - era * 146097;				/* [0, 146096] */
+	long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;	/* [0, 399] */
+	long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);		/* [0, 365] */
+	long long mp = (5 * doy + 2) / 153;				/* [0, 11], March first */
+	int mday = (int)(doy - (153 * mp + 2) / 5 + 1), mon = (int)(mp < 10 ? mp + 2 : mp - 10);
+	long long year = yoe + era * 400 + (mon <= 1);
+	int wday = (int)(((day % 7) + 7) % 7);			/* 1970-01-01: a Thursday */
+
+	snprintf(buf, len, "%s, %02d %s %04lld %02d:%02d:%02d GMT", days[wday], mday, months[mon],
+		 year, (int)(sec / 3600), (int)(sec / 60 % 60), (int)(sec % 60));
+}
+
 void http_reply_head(struct conn *c, const struct http_reply *r, long deadline_ms)
 {
 	char h[1024], date[64];
-	time_t now = time(NULL);
-	struct tm tm;
 	int n;
 
-	gmtime_r(&now, &tm);
-	strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	http_date(date, sizeof date, time(NULL));
 	n = snprintf(h, sizeof h,
 		     "HTTP/1.1 %d %s\r\n"
 		     "Date: %s\r\n"

@@ -27,6 +27,10 @@ struct http_reply {
  * a failed write sets c->gone (see conn_write). */
 void http_reply_head(struct conn *c, const struct http_reply *r, long deadline_ms);
 
+/* t (seconds since the epoch) as an HTTP date, "Sun, 06 Nov 1994
+ * 08:49:37 GMT", without loading the time zone. */
+void http_date(char *buf, size_t len, long long t);
+
 /* Server-sent events: each line of lines (a JSON text, which never
  * holds a raw newline, or [DONE]) goes out as one event, "data: LINE"
  * and a blank line, the whole batch in as few writes as fit 16 KiB.

@@ -34,6 +34,10 @@ LATE = 6.0
 PATIENT = ("--header-timeout", "60", "--body-timeout", "60")
 AT_ONCE = 10.0
 REQUEST_ID = re.compile(r"chatcmpl-[0-9a-f]{24}\Z")
+# RFC 9110's IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
+IMF_FIXDATE = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-3][0-9] "
+                         r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{4} "
+                         r"[0-2][0-9]:[0-5][0-9]:[0-6][0-9] GMT\Z")
 STATUSES = {200, 400, 401, 403, 404, 405, 408, 411, 413, 415, 431, 501, 503}
 t = Tap()
 
@@ -56,6 +60,14 @@ def problems(r):
     rid = r.headers.get("x-request-id", [])
     if len(rid) != 1 or not REQUEST_ID.match(rid[0]):
         p.append("x-request-id: %r" % rid)
+    date = r.headers.get("date", [])
+    if len(date) != 1 or not IMF_FIXDATE.match(date[0]):
+        p.append("date: %r, want one IMF-fixdate" % date)
+    else:
+        import email.utils
+        when = email.utils.parsedate_to_datetime(date[0]).timestamp()
+        if abs(when - time.time()) > 120 or email.utils.formatdate(when, usegmt=True) != date[0]:
+            p.append("date: %r is not now, or not the day of the week of its date" % date)
     cl = r.headers.get("content-length")
     start = r.raw.find(r.head) + len(r.head) + 4
     if cl is not None:

@@ -3,12 +3,14 @@
  * from a copy that ends right before a PROT_NONE page, so an over-read
  * crashes instead of passing by luck. */
 #include "http/http.h"
+#include "http/reply.h"
 /* tap.h first: it brings the <stdlib.h> that guard.h relies on. */
 #include "tests/tap.h"
 #include "tests/guard.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* A literal and its length, embedded NULs included. */
 #define S(x) x, sizeof(x) - 1
@@ -673,8 +675,54 @@ static void test_who(void)
 	}
 }
 
+/* The Date header's formatter against glibc's gmtime_r + strftime (C
+ * locale) at the calendar's edges and at 200000 points from 1970 to
+ * 9999. */
+static void test_date(void)
+{
+	static const long long edges[] = {
+		0, 59, 86399, 86400, 951782399, 951782400, 951868800, 1709164800,
+		1709251199, 4107542399LL, 4107542400LL, 4102444800LL, 784111777,
+		253402300799LL, 2147483647LL, 2147483648LL,
+	};
+	unsigned long long x = 88172645463325252ULL;
+	size_t bad = 0, n = 0;
+	char want[64], got[64];
+	const char *first = NULL;
+	static char first_buf[160];
+
+	for (size_t i = 0; i < sizeof edges / sizeof edges[0] + 200000; i++) {
+		long long t;
+		time_t tt;
+		struct tm tm;
+
+		if (i < sizeof edges / sizeof edges[0]) {
+			t = edges[i];
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			t = (long long)(x % 253402300800ULL);
+		}
+		tt = (time_t)t;
+		gmtime_r(&tt, &tm);
+		strftime(want, sizeof want, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		http_date(got, sizeof got, t);
+		n++;
+		if (strcmp(want, got) && !bad++) {
+			snprintf(first_buf, sizeof first_buf, "%lld: %s, want %s", t, got, want);
+			first = first_buf;
+		}
+	}
+	tap_ok(bad == 0, "date: %zu of %zu dates as strftime formats them%s%s", n - bad, n,
+	       first ? "; first wrong " : "", first ? first : "");
+	http_date(got, sizeof got, 784111777);
+	tap_ok(!strcmp(got, "Sun, 06 Nov 1994 08:49:37 GMT"), "date: RFC 9110's example (%s)", got);
+}
+
 int main(void)
 {
+	test_date();
 	test_head_table();
 	test_head_fields();
 	test_head_prefixes();
