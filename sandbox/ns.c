@@ -152,8 +152,22 @@ static int id_mapped(const char *map, unsigned long id)
 	return found;
 }
 
+/* The initial user namespace maps every id: one readlink instead of
+ * reading both maps (ten system calls) on every request. Its inode
+ * number is fixed (PROC_USER_INIT_INO). */
+static int in_initial_userns(void)
+{
+	static const char want[] = "user:[4026531837]";
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/user", link, sizeof link);
+
+	return n == (ssize_t)sizeof want - 1 && !memcmp(link, want, sizeof want - 1);
+}
+
 int sbx_can_become(uid_t uid)
 {
+	if (in_initial_userns())
+		return 1;
 	return id_mapped("/proc/self/uid_map", uid) && id_mapped("/proc/self/gid_map", uid);
 }
 
