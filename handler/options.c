@@ -354,8 +354,17 @@ const struct req_limits *limits(void)
 	return &lim;
 }
 
-/* The directory of the run slots and the files instances share. */
+/* The directory of the run slots and the files instances share: found
+ * (and made) once per process, as a request asks for it twice. */
 int runtime_dir(char *dir, size_t len)
 {
-	return sbx_slot_dir(opt.runtime_dir, dir, len);
+	static char found[PATH_MAX];
+	static int rc = 1;
+
+	if (rc > 0)
+		rc = sbx_slot_dir(opt.runtime_dir, found, sizeof found);
+	/* the path also when it is unusable: the caller says which */
+	if ((size_t)snprintf(dir, len, "%s", found) >= len && rc == 0)
+		return -ENAMETOOLONG;
+	return rc;
 }
