@@ -184,14 +184,59 @@ void sbx_cgroup_dirs(enum sbx_cgroup_find how, char dir[2][PATH_MAX])
 		dirs_from_mounts(path, dir);
 }
 
-static int write_at(const char *dir, const char *file, const char *val)
+/* The directory a run's cgroup calls go to, opened once (O_PATH) and
+ * kept: a cgroup file's full path walks some eight kernfs components
+ * on every call (each revalidated under the hierarchy's lock, which
+ * eight handlers at once wait on), relative to the directory one. A
+ * request's cgroup calls, repeated in a loop here: 27 us against 36.
+ * Forgotten whenever a cgroup directory is removed. */
+static struct {
+	int fd;
+	char path[PATH_MAX];
+} dir_kept = { -1, "" };
+
+static int dir_fd(const char *dir)
+{
+	if (dir_kept.fd >= 0 && !strcmp(dir_kept.path, dir))
+		return dir_kept.fd;
+	if (dir_kept.fd >= 0)
+		close(dir_kept.fd);
+	dir_kept.fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(dir_kept.path, sizeof dir_kept.path, "%s", dir_kept.fd >= 0 ? dir : "");
+	return dir_kept.fd;
+}
+
+static void dir_forget(void)
+{
+	if (dir_kept.fd >= 0)
+		close(dir_kept.fd);
+	dir_kept.fd = -1;
+	dir_kept.path[0] = '\0';
+}
+
+static int open_path(const char *dir, const char *file, int flags)
 {
 	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	return open(p, flags | O_CLOEXEC);
+}
+
+/* dir/file opened relative to the kept directory (by its full path
+ * where the directory cannot be opened) */
+static int open_in(const char *dir, const char *file, int flags)
+{
+	int dfd = dir_fd(dir);
+
+	return dfd >= 0 ? openat(dfd, file, flags | O_CLOEXEC) : open_path(dir, file, flags);
+}
+
+static int write_at(const char *dir, const char *file, const char *val)
+{
 	int fd, rc = 0;
 	size_t n = strlen(val);
 
-	snprintf(p, sizeof p, "%s/%s", dir, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
+	fd = open_in(dir, file, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, val, n) != (ssize_t)n)
@@ -202,12 +247,10 @@ static int write_at(const char *dir, const char *file, const char *val)
 
 static int read_at(const char *dir, const char *file, char *buf, size_t len)
 {
-	char p[PATH_MAX + 64];
 	ssize_t n;
 	int fd;
 
-	snprintf(p, sizeof p, "%s/%s", dir, file);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open_in(dir, file, O_RDONLY);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -221,7 +264,10 @@ static int read_at(const char *dir, const char *file, char *buf, size_t len)
 static int has_file(const char *dir, const char *file)
 {
 	char p[PATH_MAX + 64];
+	int dfd = dir_fd(dir);
 
+	if (dfd >= 0)
+		return faccessat(dfd, file, F_OK, 0) == 0;
 	snprintf(p, sizeof p, "%s/%s", dir, file);
 	return access(p, F_OK) == 0;
 }
@@ -262,7 +308,8 @@ static void sweep(const char *dir, const char *prefix)
 		if (strncmp(e->d_name, prefix, pl) || pid_alive((pid_t)atol(e->d_name + pl)))
 			continue;
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-		rmdir(p);
+		if (rmdir(p) == 0)
+			dir_forget();
 	}
 	closedir(d);
 }
@@ -274,9 +321,10 @@ static int runs_parent(int v, const char *own, char *dir, size_t len)
 
 	if ((size_t)snprintf(dir, len, "%s/codellm", own) >= len)
 		return -ENAMETOOLONG;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	if (stat(dir, &st) < 0)
+	/* made once: a look before the mkdir, which would lock the
+	 * directory above on every request to say it exists */
+	if (stat(dir, &st) < 0 && (errno != ENOENT || (mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+				   stat(dir, &st) < 0))
 		return -errno;
 	if ((st.st_mode & 07777) != 01777 && chmod(dir, 01777) < 0)
 		return -errno;
@@ -314,24 +362,19 @@ static int move_self(int fd, int by_tid)
 
 static int open_procs(const char *dir)
 {
-	char p[PATH_MAX + 32];
-
-	snprintf(p, sizeof p, "%s/cgroup.procs", dir);
-	return open(p, O_WRONLY | O_CLOEXEC);
+	return open_in(dir, "cgroup.procs", O_WRONLY);
 }
 
-/* v1: the tasks file where it may be written, else cgroup.procs. */
-static int open_mover(const char *dir, int v1, int *by_tid)
+/* v1: the tasks file where it may be written, else cgroup.procs;
+ * relative to the kept directory (the run's) or by its full path (the
+ * handler's own, opened once). */
+static int open_mover(const char *dir, int v1, int kept, int *by_tid)
 {
-	char p[PATH_MAX + 32];
-	int fd = -1;
+	int (*op)(const char *, const char *, int) = kept ? open_in : open_path;
+	int fd = v1 ? op(dir, "tasks", O_WRONLY) : -1;
 
-	if (v1) {
-		snprintf(p, sizeof p, "%s/tasks", dir);
-		fd = open(p, O_WRONLY | O_CLOEXEC);
-	}
 	*by_tid = fd >= 0;
-	return fd >= 0 ? fd : open_procs(dir);
+	return fd >= 0 ? fd : op(dir, "cgroup.procs", O_WRONLY);
 }
 
 /* v2: the handler's cgroup must list memory in its subtree_control. */
@@ -423,8 +466,10 @@ static int remove_dir(const char *run, int version)
 	for (int tries = 0; tries < 200; tries++) {
 		char buf[4096], *p;
 
-		if (rmdir(run) == 0 || errno == ENOENT)
+		if (rmdir(run) == 0 || errno == ENOENT) {
+			dir_forget();
 			return 0;
+		}
 		rc = -errno;
 		if (rc != -EBUSY)
 			break;
@@ -505,7 +550,9 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 				 (size_t)snprintf(cg->run, sizeof cg->run, "%s/run-%d", parent,
 						  (int)getpid()) >= sizeof cg->run)
 			continue;
-		if (mkdir(cg->run, 0755) < 0 && errno != EEXIST) {
+		/* a slot's is there but for its first run */
+		if ((!cg->reused || dir_fd(cg->run) < 0) && mkdir(cg->run, 0755) < 0 &&
+		    errno != EEXIST) {
 			snprintf(cg->why, sizeof cg->why, "cgroup v%d %.200s: %s", v, parent,
 				 strerror(errno));
 			continue;
@@ -514,11 +561,12 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 		rc = set_limits(cg, memory_max, pids_max);
 		/* the uid the handler becomes removes it at the end */
 		if (!rc && owner != (uid_t)-1 && owner != geteuid() &&
-		    chown(cg->run, owner, (gid_t)-1) < 0)
+		    (dir_fd(cg->run) < 0 ? chown(cg->run, owner, (gid_t)-1) :
+		     fchownat(dir_fd(cg->run), "", owner, (gid_t)-1, AT_EMPTY_PATH)) < 0)
 			rc = -errno;
 		if (!rc) {
-			cg->run_fd = open_mover(cg->run, v == 1, &cg->run_by_tid);
-			cg->home_fd = open_mover(cg->home, v == 1, &cg->home_by_tid);
+			cg->run_fd = open_mover(cg->run, v == 1, 1, &cg->run_by_tid);
+			cg->home_fd = open_mover(cg->home, v == 1, 0, &cg->home_by_tid);
 			rc = cg->run_fd < 0 || cg->home_fd < 0 ? -errno : 0;
 		}
 		if (rc < 0) {
