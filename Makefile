@@ -36,7 +36,8 @@ FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
 HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h tests/fuzz/*.h *.h)
 BENCH_BINS := tests/bench/bare-handler tests/bench/sandbox-handler tests/bench/client
-TEST_HELPERS := tests/helpers/deny-syscalls $(BENCH_BINS)
+PHASE_BINS := build/phases/codellm-handler build/phases/bare-handler build/phases/sandbox-handler
+TEST_HELPERS := tests/helpers/deny-syscalls $(BENCH_BINS) $(PHASE_BINS)
 
 PORT ?= 8089
 # Packages the build and `make run` need on Debian 12.
@@ -64,7 +65,7 @@ ENVS := $(patsubst deploy/envs/%.packages,%,$(wildcard deploy/envs/*.packages))
 IMAGE_ENVS := data minimal
 DEPS_ENV := mmdebstrap
 
-.PHONY: all run check check-loaded sanitize fuzz bench bench-units compat install uninstall clean deps \
+.PHONY: all run check check-loaded sanitize fuzz bench bench-phases bench-units compat install uninstall clean deps \
 	deps-check deps-image unit replay blackbox lint-man image check-image env envs
 
 all: $(BIN) units/codellm-debug@.service
@@ -119,6 +120,23 @@ HANDLER_OBJS := codellm-handler.o $(patsubst %.c,%.o,$(sort $(wildcard handler/*
 HANDLER_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null)
 $(BIN): $(HANDLER_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) -Wl,--as-needed $(HANDLER_LIBS)
+
+# make bench-phases' handler and baselines: built with -DCODELLM_PHASES
+# (sandbox/phase.h) into build/phases, from the sources in one go (the
+# ordinary objects stay as they are)
+PHASE_SRCS = codellm-handler.c $(sort $(wildcard handler/*.c)) $(filter-out sandbox/seccomp.c,$(LIB_SRCS))
+build/phases/codellm-handler: $(PHASE_SRCS) $(HEADERS) http/debug-page.html sandbox/init/codellm-init \
+		$(SECCOMP_BLOBS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DCODELLM_PHASES $(ALL_LDFLAGS) -o $@ $(PHASE_SRCS) $(HANDLER_LIBS)
+build/phases/bare-handler: tests/bench/bare-handler.c sandbox/phase.c sandbox/phase.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DCODELLM_PHASES $(ALL_LDFLAGS) -o $@ tests/bench/bare-handler.c sandbox/phase.c -lcjson
+build/phases/sandbox-handler: tests/bench/bare-handler.c tests/bench/min-sandbox.c tests/bench/min-sandbox.h \
+		sandbox/phase.c sandbox/phase.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DCODELLM_PHASES $(ALL_LDFLAGS) -DMIN_SANDBOX -o $@ tests/bench/bare-handler.c \
+		tests/bench/min-sandbox.c sandbox/phase.c -lcjson
 
 tests/unit/test_journal: tests/unit/test_journal.c handler/journal.o $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< handler/journal.o
@@ -247,6 +265,11 @@ fuzz: deps-check
 bench: deps-check
 	$(MAKE) all $(BENCH_BINS)
 	/usr/bin/python3 tests/bench/bench.py
+
+# Where a request's time goes, point by point (sandbox/phase.h).
+bench-phases: deps-check
+	$(MAKE) all $(BENCH_BINS) $(PHASE_BINS)
+	/usr/bin/python3 tests/bench/phases.py
 
 # Security per millisecond: candidate units under a real systemd (nspawn).
 bench-units: deps-check

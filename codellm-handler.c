@@ -28,6 +28,7 @@
 #include "http/reader.h"
 #include "http/reply.h"
 #include "http/target.h"
+#include "sandbox/phase.h"
 #include "sandbox/sandbox.h"
 
 /* ---- the request -------------------------------------------------------- */
@@ -590,6 +591,7 @@ int main(int argc, char **argv)
 	static struct ctx x;
 	int cmd = CMD_SERVE;
 
+	sbx_phase_open();				/*  0 make bench-phases only */
 	x.c.in = x.c.out = x.c.sig_fd = -1;
 	x.slot_fd = x.slot = -1;
 	x.t_start = conn_now_ms();				/*  1 the request's id */
@@ -613,8 +615,10 @@ int main(int argc, char **argv)
 	    read_request_head(&x) == 0 &&			/*  7 head, target, framing */
 	    route_request(&x) == 0 &&				/*  8 404, 405 */
 	    admit(&x) == 0 &&					/*  9 browser, Host, key, JSON */
-	    read_request_body(&x) == 0)				/* 10 the body */
+	    read_request_body(&x) == 0) {			/* 10 the body */
+		sbx_phase_mark(SBX_PH_REQUEST);
 		x.route->serve(&x);				/* 11 serve */
+	}
 	conn_end_answer(&x.c);					/* 12 the answer's end */
 	if (x.au.enabled && x.au.status)			/* 13 the journal record */
 		audit_send(&x.au);
@@ -622,5 +626,7 @@ int main(int argc, char **argv)
 	 * it were left unread): no wait then (nor after a SIGTERM mid-run). */
 	conn_close_lingering(&x.c, !x.request_read || x.unread);	/* 14 close */
 	ctx_free(&x);
+	sbx_phase_mark(SBX_PH_EXIT);
+	sbx_phase_dump();
 	return x.exit;						/* 15 */
 }

@@ -16,6 +16,7 @@
 #include "handler/handler.h"
 #include "handler/options.h"
 #include "http/reply.h"
+#include "sandbox/phase.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
@@ -93,6 +94,7 @@ int take_slot(struct ctx *x)
 	}
 	x->slot_fd = fd;
 	x->slot = (int)idx;
+	sbx_phase_mark(SBX_PH_SLOT);
 	return 0;
 unusable:
 	fprintf(stderr, "codellm: %s: the run slot directory %s is unusable: %s (it must be "
@@ -306,6 +308,7 @@ io_fail:
  * a clean refusal; after it, code runs. */
 static int start_run(struct ctx *x, struct run_parts *rp)
 {
+	sbx_phase_mark(SBX_PH_PREPARED);
 	if (sbx_pipeline_start(&rp->p) < 0) {
 		fprintf(stderr, "codellm: %s: sandbox setup failed: %s\n", x->id, rp->p.error);
 		return refuse_sandbox(x, rp->p.error_layer, rp->p.error);
@@ -402,6 +405,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 	if (status == 0) {
 		begin_answer(x, r, &rp.p, &rr);
 		sbx_pipeline_run(&rp.p);
+		sbx_phase_mark(SBX_PH_ENDED);
 		collect_files(x, &rp, &rr);
 		status = end_answer(x, r, &rp, &rr);
 	}
@@ -412,6 +416,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 	release_slot(x);
 	/* whatever the answer was, it is whole: the client need not wait
 	 * for the cleanup below */
+	sbx_phase_mark(SBX_PH_ANSWERED);
 	conn_end_answer(&x->c);
 	sbx_pipeline_free(&rp.p);
 	sbx_artifacts_free(&rp.files);

@@ -110,6 +110,7 @@ static void child_exec(char *const argv[], char *const envp[])
 	size_t n;
 	int err = ENOENT;
 
+	sbx_phase_mark(SBX_PH_EXEC);
 	if (strchr(argv[0], '/')) {
 		execve(argv[0], argv, envp);
 		err = errno;
@@ -346,6 +347,7 @@ static void quiet_exec(char **argv, char **envp, int ready, int go_rd,
 	while (r == -EINTR);
 	if (r != 1 || c != 'G')
 		sbx_raw_exit(126);
+	sbx_phase_mark(SBX_PH_EXEC);
 	for (size_t k = 0; k < nc; k++) {
 		r = sbx_raw(SYS_execve, (long)cand[k], (long)argv, (long)envp);
 		if (r != -ENOENT)
@@ -373,6 +375,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 	char **argv, **envp, go;
 	int rc;
 
+	sbx_phase_mark(SBX_PH_PROGRAM);
 	/* first: until then the init runs in this memory (in the shared
 	 * start the init waits for us instead: quiet_exec) */
 	if (quiet_wr < 0 && sync_rd >= 0 && (rc = await_init(sync_rd)) < 0)
@@ -700,12 +703,14 @@ void sbx_child_main(const struct sbx_pipeline *p, size_t i,
 
 	/* the handler ignores SIGPIPE and blocks SIGCHLD/TERM/INT/HUP;
 	 * programs expect the defaults */
+	sbx_phase_mark(SBX_PH_BLOCK);
 	signal(SIGPIPE, SIG_DFL);
 	/* our copy of the go pipe's write end would hide the handler's
 	 * death from the read below */
 	close(f->go_wr);
 	become_block(pol, f);
 	build_block(pol, i, f);
+	sbx_phase_mark(SBX_PH_ROOT);
 	/* SIGTERM is this process's parent-death signal: caught, so a dying
 	 * handler still has the whole block killed */
 	sbx_wait_set(&wait_set);

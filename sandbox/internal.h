@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sandbox/phase.h"
 #include "sandbox/result.h"
 #include "sandbox/sandbox.h"
 

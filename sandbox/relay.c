@@ -314,6 +314,7 @@ static void on_stdout(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live,
 	}
 	if (r < 0)
 		return;
+	sbx_phase_mark(SBX_PH_OUTPUT);
 	p->r.out_bytes += (uint64_t)r;
 	p->r.res[p->n - 1].out_bytes += (uint64_t)r;
 	sbx_capture_head(&p->r.out, p->max_stdout, scratch, (size_t)r);

@@ -272,6 +272,25 @@ static unsigned edge_pipe_bytes(size_t nblocks, unsigned share)
 	return bytes <= per ? (unsigned)bytes : 0;
 }
 
+/* The run's cgroup, while a root handler is still root (it becomes its
+ * slot's uid after); without one, nothing bounds what a block keeps in
+ * memfds (a file each, --max-file-bytes, as many as it has descriptors):
+ * memfd_create fails as on an old kernel. */
+static void run_cgroup(struct sbx_run *run, const struct sbx_config *cfg, size_t nblocks)
+{
+	struct sbx_policy *pol = &run->pol;
+
+	if (cfg->run_memory_max &&
+	    sbx_cgroup_create(&run->cg, cfg->run_memory_max,
+			      cfg->lim.procs * nblocks + nblocks,
+			      geteuid() == 0 && cfg->mode != SBX_OFF ? cfg->run_uid : (uid_t)-1,
+			      cfg->cgroup_slot[0] ? cfg->cgroup_slot : NULL) == 0)
+		pol->cg = &run->cg;
+	else
+		pol->no_memfd = 1;
+	sbx_phase_mark(SBX_PH_CGROUP);
+}
+
 int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 		    size_t nblocks, int *ret_layer, char *msg, size_t msglen)
 {
@@ -298,20 +317,10 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	if (cfg->sysroot && !(pol->layers & SBX_BIT(SBX_L_ROOT)))
 		return fail(SBX_L_ROOT, ENOTSUP, &e, "root: an environment's trees are bound "
 			    "into the block's own root, which --sandbox off does not build");
-	/* the run's cgroup, while a root handler is still root (it
-	 * becomes its slot's uid below); without one, nothing bounds what
-	 * a block keeps in memfds (a file each, --max-file-bytes, as many as
-	 * it has descriptors): memfd_create fails as on an old kernel */
-	if (cfg->run_memory_max &&
-	    sbx_cgroup_create(&run->cg, cfg->run_memory_max,
-			      cfg->lim.procs * nblocks + nblocks,
-			      geteuid() == 0 && cfg->mode != SBX_OFF ? cfg->run_uid : (uid_t)-1,
-			      cfg->cgroup_slot[0] ? cfg->cgroup_slot : NULL) == 0)
-		pol->cg = &run->cg;
-	else
-		pol->no_memfd = 1;
+	run_cgroup(run, cfg, nblocks);
 	if ((pol->layers & SBX_BIT(SBX_L_ROOT)) && cfg->keep_dir)
 		keep_etc(run, cfg);
+	sbx_phase_mark(SBX_PH_ETC);
 	if (cfg->mode != SBX_OFF) {
 		if ((rc = choose_network(run, cfg, &e)) < 0 ||
 		    (rc = take_identity(run, cfg, &e)) < 0)
@@ -321,6 +330,7 @@ int sbx_run_prepare(struct sbx_run *run, const struct sbx_config *cfg,
 	pol->edge_pipe_bytes = edge_pipe_bytes(nblocks, own_uid ? 1 : cfg->share);
 	if ((rc = make_rundir(run, cfg, &e)) < 0)
 		return rc;
+	sbx_phase_mark(SBX_PH_RUNDIR);
 	if (run->dir.sysroot[0])
 		pol->sysroot = run->dir.sysroot;
 	if ((rc = run_files(run, cfg, own_uid, &e)) < 0)

@@ -413,6 +413,7 @@ static pid_t start_block(struct sbx_pipeline *p, size_t i,
 {
 	pid_t pid;
 
+	sbx_phase_mark(SBX_PH_CLONE);
 #if SBX_SHARED_START
 	if (shared(p))
 		return start_shared(p, i, cf, flags, err);

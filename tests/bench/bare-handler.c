@@ -31,6 +31,7 @@
 #ifdef MIN_SANDBOX
 #include "min-sandbox.h"
 #endif
+#include "sandbox/phase.h"
 
 static int conn_in = 0, conn_out = 1;
 
@@ -136,6 +137,7 @@ static char *run(char *code, int python, size_t *out_len)
 
 	if (!out || pipe2(fds, O_CLOEXEC) < 0)
 		return NULL;
+	sbx_phase_mark(SBX_PH_CLONE);
 #ifdef MIN_SANDBOX
 	{
 		static char bash[] = "bash", python3[] = "python3", dash_c[] = "-c";
@@ -147,6 +149,7 @@ static char *run(char *code, int python, size_t *out_len)
 	pid = fork();
 	if (pid == 0) {
 		dup2(fds[1], 1);
+		sbx_phase_mark(SBX_PH_EXEC);
 		if (python)
 			execl("/usr/bin/python3", "python3", "-c", code, (char *)NULL);
 		else
@@ -156,8 +159,10 @@ static char *run(char *code, int python, size_t *out_len)
 #endif
 	close(fds[1]);
 	while ((r = read(fds[0], out + used, cap - used)) > 0 || (r < 0 && errno == EINTR)) {
-		if (r > 0)
+		if (r > 0) {
+			sbx_phase_mark(SBX_PH_OUTPUT);
 			used += (size_t)r;
+		}
 		if (used == cap) {
 			char *nb = realloc(out, cap * 2 + 1);
 
@@ -170,6 +175,7 @@ static char *run(char *code, int python, size_t *out_len)
 	close(fds[0]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
+	sbx_phase_mark(SBX_PH_ENDED);
 	*out_len = used;
 	return out;
 }
@@ -217,9 +223,11 @@ int main(int argc, char **argv)
 	const char *constant = constant_text(argc, argv);
 	int python = 0;
 
+	sbx_phase_open();
 	if (getenv("LISTEN_FDS"))
 		conn_in = conn_out = 3;
 	body = read_request(&len);
+	sbx_phase_mark(SBX_PH_REQUEST);
 	req = body ? cJSON_ParseWithLength(body, len) : NULL;
 	msgs = cJSON_GetObjectItemCaseSensitive(req, "messages");
 	last = cJSON_GetArrayItem(msgs, cJSON_GetArraySize(msgs) - 1);
@@ -240,5 +248,8 @@ int main(int argc, char **argv)
 	if (out)
 		out[out_len] = '\0';
 	reply(out ? out : "");
+	sbx_phase_mark(SBX_PH_ANSWERED);
+	sbx_phase_mark(SBX_PH_EXIT);
+	sbx_phase_dump();
 	return 0;
 }

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "min-sandbox.h"
+#include "sandbox/phase.h"
 
 #ifndef __x86_64__
 #error "min-sandbox: the seccomp filter is x86_64's"
@@ -334,11 +335,14 @@ static void seccomp(void)
 static void __attribute__((noreturn)) child(const char *path, char *const argv[],
 					    int out_fd, uid_t uid, gid_t gid)
 {
+	sbx_phase_mark(SBX_PH_BLOCK);
 	map_ids(uid, gid);
 	build_root();
+	sbx_phase_mark(SBX_PH_ROOT);
 	set_fds(out_fd);
 	landlock();
 	seccomp();
+	sbx_phase_mark(SBX_PH_EXEC);
 	execve(path, argv, environ);
 	fail("execve", path);
 }
