@@ -360,11 +360,6 @@ static int move_self(int fd, int by_tid)
 	return pwrite(fd, pid, (size_t)n, 0) == n ? 0 : -errno;
 }
 
-static int open_procs(const char *dir)
-{
-	return open_in(dir, "cgroup.procs", O_WRONLY);
-}
-
 /* v1: the tasks file where it may be written, else cgroup.procs;
  * relative to the kept directory (the run's) or by its full path (the
  * handler's own, opened once). */
@@ -401,7 +396,7 @@ static int v2_ready(struct sbx_cgroup *cg, const char *own)
 		return -ENAMETOOLONG;
 	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	fd = open_procs(leaf);
+	fd = open_in(leaf, "cgroup.procs", O_WRONLY);
 	rc = fd < 0 ? -errno : move_self(fd, 0);
 	if (fd >= 0)
 		close(fd);
@@ -559,10 +554,10 @@ int sbx_cgroup_create(struct sbx_cgroup *cg, unsigned long long memory_max,
 		}
 		cg->version = v;
 		rc = set_limits(cg, memory_max, pids_max);
-		/* the uid the handler becomes removes it at the end */
+		/* the uid the handler becomes removes it at the end (the
+		 * directory is there: set_limits wrote in it) */
 		if (!rc && owner != (uid_t)-1 && owner != geteuid() &&
-		    (dir_fd(cg->run) < 0 ? chown(cg->run, owner, (gid_t)-1) :
-		     fchownat(dir_fd(cg->run), "", owner, (gid_t)-1, AT_EMPTY_PATH)) < 0)
+		    fchownat(dir_fd(cg->run), "", owner, (gid_t)-1, AT_EMPTY_PATH) < 0)
 			rc = -errno;
 		if (!rc) {
 			cg->run_fd = open_mover(cg->run, v == 1, 1, &cg->run_by_tid);
