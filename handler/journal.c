@@ -4,6 +4,7 @@
  * passed over the socket. libsystemd is not loaded for it: mapping it
  * and its chain (libgcrypt, liblzma, libzstd, liblz4, libcap) cost
  * every connection milliseconds (codellm-handler(8), JOURNAL). */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

@@ -1,12 +1,35 @@
 #include <cJSON.h>
 #include <ctype.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json/debug.h"
 #include "json/response.h"
+
+/* A signal's name without "SIG" (glibc's sigabbrev_np; musl has none). */
+static const char *sig_abbrev(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "HUP", [SIGINT] = "INT", [SIGQUIT] = "QUIT",
+		[SIGILL] = "ILL", [SIGTRAP] = "TRAP", [SIGABRT] = "ABRT",
+		[SIGBUS] = "BUS", [SIGFPE] = "FPE", [SIGKILL] = "KILL",
+		[SIGUSR1] = "USR1", [SIGSEGV] = "SEGV", [SIGUSR2] = "USR2",
+		[SIGPIPE] = "PIPE", [SIGALRM] = "ALRM", [SIGTERM] = "TERM",
+		[SIGSTKFLT] = "STKFLT", [SIGCHLD] = "CHLD", [SIGCONT] = "CONT",
+		[SIGSTOP] = "STOP", [SIGTSTP] = "TSTP", [SIGTTIN] = "TTIN",
+		[SIGTTOU] = "TTOU", [SIGURG] = "URG", [SIGXCPU] = "XCPU",
+		[SIGXFSZ] = "XFSZ", [SIGVTALRM] = "VTALRM", [SIGPROF] = "PROF",
+		[SIGWINCH] = "WINCH", [SIGIO] = "IO", [SIGPWR] = "PWR",
+		[SIGSYS] = "SYS",
+	};
+
+	if (sig > 0 && (size_t)sig < sizeof names / sizeof names[0] && names[sig])
+		return names[sig];
+	return "?";
+}
 
 static void str(struct jbuf *b, const char *s)
 {
@@ -50,7 +73,7 @@ static const char *block_error(const struct dbg_run *d, size_t i, char *msg,
 		snprintf(msg, msglen, "ended: the handler got signal %d", res->end_signal);
 	else if (br->signal)
 		snprintf(msg, msglen, "killed by signal %d (%s)", br->signal,
-			 sigabbrev_np(br->signal) ? sigabbrev_np(br->signal) : "?");
+			 sig_abbrev(br->signal));
 	else if (br->exit_code)
 		snprintf(msg, msglen, "exited with status %d", br->exit_code);
 	else if (last && res->out_truncated)

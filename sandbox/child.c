@@ -71,11 +71,11 @@ static void child_fail(int ready_fd, const char *layer, int err)
 /* The four parts and a newline in buf (its length), without stdio: a
  * shared start's processes are past their libc days when they report
  * (exec_init, quiet_exec), and AddressSanitizer's printf maps memory
- * beyond the block's RLIMIT_AS. strerrordesc_np only reads a table. */
+ * beyond the block's RLIMIT_AS. sbx_errno_text only reads a table. */
 static size_t line_of(char *buf, size_t cap, const char *a, const char *b,
 		      const char *c, int err)
 {
-	const char *why = strerrordesc_np(err);
+	const char *why = sbx_errno_text(err);
 	const char *parts[] = { a, b, c, why ? why : "Unknown error" };
 	size_t n = 0;
 
@@ -215,10 +215,10 @@ static void keep_only(const int *keep, size_t n)
 		if (keep[k] < (int)next)
 			continue;
 		if ((unsigned)keep[k] > next)
-			close_range(next, (unsigned)keep[k] - 1, 0);
+			sbx_close_range(next, (unsigned)keep[k] - 1, 0);
 		next = (unsigned)keep[k] + 1;
 	}
-	close_range(next, ~0U, 0);
+	sbx_close_range(next, ~0U, 0);
 }
 
 static void sort_fds(int *v, size_t n)
@@ -406,7 +406,7 @@ static void program(const struct sbx_pipeline *p, size_t i,
 		_exit(126);
 	/* only 0-2 reach the program: the rest (the connection, the
 	 * listening socket, the key file, these pipes) close at exec */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (sbx_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(f->ready, "fds", errno);
 	argv = build_argv(p, i, code);
 	envp = build_env(p, work);
@@ -495,8 +495,8 @@ static void init_wait(pid_t prog, int ready_fd)
 	 * close them, not stay open here; the ready pipe carries the
 	 * program's wait status back */
 	if (ready_fd > 0)
-		close_range(0, (unsigned)ready_fd - 1, 0);
-	close_range((unsigned)ready_fd + 1, ~0U, 0);
+		sbx_close_range(0, (unsigned)ready_fd - 1, 0);
+	sbx_close_range((unsigned)ready_fd + 1, ~0U, 0);
 	while (!done) {
 		if (sigwaitinfo(&wait_set, &si) < 0)
 			continue;

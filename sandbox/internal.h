@@ -179,6 +179,22 @@ int sbx_write_all(int fd, const void *data, size_t len);
 void sbx_kill_descendants(void);
 /* CLOCK_MONOTONIC in milliseconds. */
 long sbx_now_ms(void);
+/* The online CPUs the kernel lists (/sys/devices/system/cpu/online, as
+ * glibc's sysconf counts them; the affinity's count when unreadable). */
+long sbx_online_cpus(void);
+
+/* What glibc and musl (the handler's libc: Makefile) wrap differently:
+ * the system calls themselves, and strerror's text without a buffer. */
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1U << 0)
+#endif
+int sbx_close_range(unsigned first, unsigned last, unsigned flags);
+int sbx_renameat2(int olddir, const char *oldname, int newdir,
+		  const char *newname, unsigned flags);
+const char *sbx_errno_text(int err);
 
 /* ---- child.c: a block's process ---- */
 

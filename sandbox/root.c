@@ -288,7 +288,7 @@ int sbx_write_masks(const char *dir, unsigned long long memory)
 {
 	unsigned long long host_kb = 0, kb;
 	struct timespec real, boot;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long ncpu = sbx_online_cpus();
 	char buf[8192];
 	int fd, n, rc;
 	FILE *f;

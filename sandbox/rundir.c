@@ -138,8 +138,8 @@ static int rm_at(int topfd, int dirfd, int depth, unsigned *hoisted,
 
 			do {
 				snprintf(name, sizeof name, ".rm%u", (*hoisted)++);
-				r = renameat2(dirfd, e->d_name, topfd, name,
-					      RENAME_NOREPLACE);
+				r = sbx_renameat2(dirfd, e->d_name, topfd, name,
+						  RENAME_NOREPLACE);
 			} while (r < 0 && errno == EEXIST);
 			if (r < 0)
 				rc = -errno;

@@ -9,11 +9,67 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "sandbox/internal.h"
+
+int sbx_close_range(unsigned first, unsigned last, unsigned flags)
+{
+	return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+int sbx_renameat2(int olddir, const char *oldname, int newdir,
+		  const char *newname, unsigned flags)
+{
+	return (int)syscall(SYS_renameat2, olddir, oldname, newdir, newname, flags);
+}
+
+/* glibc's strerrordesc_np and musl's strerror both only read a table
+ * (glibc's strerror may format "Unknown error N" into a buffer) */
+const char *sbx_errno_text(int err)
+{
+#ifdef __GLIBC__
+	return strerrordesc_np(err);
+#else
+	return strerror(err);
+#endif
+}
+
+long sbx_online_cpus(void)
+{
+	char buf[256];
+	long n = 0, a, b;
+	char *p = buf, *end;
+	ssize_t len = -1;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		len = read(fd, buf, sizeof buf - 1);
+		close(fd);
+	}
+	if (len <= 0)
+		return sysconf(_SC_NPROCESSORS_ONLN);
+	buf[len] = '\0';
+	/* "0-3,6,8-9\n" */
+	while (*p && *p != '\n') {
+		a = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				break;
+		}
+		n += b - a + 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return n > 0 ? n : sysconf(_SC_NPROCESSORS_ONLN);
+}
 
 long sbx_now_ms(void)
 {
