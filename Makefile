@@ -35,7 +35,7 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/replay_%)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/fuzz_%.c=tests/fuzz/libfuzzer_%)
 HEADERS := $(wildcard json/*.h http/*.h sandbox/*.h handler/*.h tests/*.h tests/fuzz/*.h *.h)
-BENCH_BINS := tests/bench/bare-handler tests/bench/sandbox-handler tests/bench/client
+BENCH_BINS := tests/bench/bare-handler tests/bench/bare-handler-musl tests/bench/sandbox-handler tests/bench/client
 PHASE_BINS := build/phases/codellm-handler build/phases/bare-handler build/phases/sandbox-handler
 TEST_HELPERS := tests/helpers/deny-syscalls $(BENCH_BINS) $(PHASE_BINS)
 
@@ -213,6 +213,11 @@ tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 # minimal root, Landlock, seccomp), and the C client that times them
 tests/bench/bare-handler: tests/bench/bare-handler.c
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lcjson
+
+# the same bare handler linked as the handler is (musl, static PIE): what
+# a bare handler costs without glibc's start-up (README "Performance")
+tests/bench/bare-handler-musl: tests/bench/bare-handler.c build/musl/cJSON.o build/musl/include/.made
+	$(MUSL_LINK) $(MUSL_CFLAGS) -o $@ $(MUSL_START) $< build/musl/cJSON.o $(MUSL_END)
 
 tests/bench/sandbox-handler: tests/bench/bare-handler.c tests/bench/min-sandbox.c tests/bench/min-sandbox.h
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DMIN_SANDBOX -o $@ tests/bench/bare-handler.c tests/bench/min-sandbox.c -lcjson

@@ -28,6 +28,10 @@ Arms:
   bare            the baseline (tests/bench/bare-handler.c): reads the
                   request, fork+execs the last block's code with bash -c
                   or python3 -c, answers a chat.completion
+  bare, musl      the same handler linked as codellm's is (static, musl):
+                  a bare handler without glibc's start-up, which asks the
+                  CPU about its caches with some 80 CPUID instructions, a
+                  trap each in a VM (c=1 only)
   sandbox         the same handler with a minimal hand-written sandbox
                   (tests/bench/min-sandbox.c: user, PID, mount, network,
                   IPC and UTS namespaces, a minimal read-only root,
@@ -74,6 +78,9 @@ SLICES = 1 if SMOKE else int(os.environ.get("CODELLM_BENCH_SLICES", "5"))
 SLICE_REQS = 2 if SMOKE else 12          # per client, 8 clients
 SETTLE_S = 0 if SMOKE else 1.0
 BARE = os.path.join(HERE, "bare-handler")
+# the same bare handler linked as codellm's is (static, musl): glibc's
+# start-up (about 80 CPUID instructions, each a trap in a VM) left out
+BARE_MUSL = os.path.join(HERE, "bare-handler-musl")
 MINSBX = os.path.join(HERE, "sandbox-handler")
 CLIENT = os.path.join(HERE, "client")
 HANDLER_ENV = {"PATH": "/usr/bin:/bin"}   # the codellm arms' own (their blocks get SPEC §7's)
@@ -220,7 +227,7 @@ def row(figure, ours, base, unit, target=None, higher=False):
 
 
 def main():
-    for b in (BARE, MINSBX, CLIENT):
+    for b in (BARE, BARE_MUSL, MINSBX, CLIENT):
         if not os.access(b, os.X_OK):
             raise SystemExit("build the baselines and the client first: make %s" %
                              os.path.relpath(b, os.path.join(HERE, "..", "..")))
@@ -234,6 +241,7 @@ def main():
     base = block_env(home)
     arms_def = [("client only", dict(handler=BARE, env=base, extra=("--constant", "hi"))),
                 ("bare", dict(handler=BARE, env=base)),
+                ("bare, musl", dict(handler=BARE_MUSL, env=base)),
                 ("sandbox", dict(handler=MINSBX, env=base)),
                 ("native", dict()),
                 ("off", dict(sandbox="off")),
@@ -259,7 +267,7 @@ def main():
         show = block("bash", 'printf "%s|" "$PATH" "$LANG" "$PYTHONHASHSEED" '
                              '"$PYTHONDONTWRITEBYTECODE"; ls -A "$HOME" | wc -l')
         seen = {a: content_of(Resp(raw(servers[a].port, chat(show), timeout=60)))
-                for a in ("native", "bare", "sandbox", "bare, netns")}
+                for a in ("native", "bare", "bare, musl", "sandbox", "bare, netns")}
         if len(set(seen.values())) != 1 or None in seen.values():
             raise SystemExit("the baselines' programs do not see a block's environment: %r" % seen)
         c8 = {}
@@ -301,8 +309,8 @@ def main():
         subprocess.run(["rm", "-rf", tmp] + ([REQS["dir"]] if "dir" in REQS else []))
         REQS.clear()
     if SMOKE:
-        print("ok 1 - every arm answered every case correctly (client only, bare, sandbox, "
-              "native, off, bare in a netns, native sharing it), timed by the C client")
+        print("ok 1 - every arm answered every case correctly (client only, bare, bare with musl, "
+              "sandbox, native, off, bare in a netns, native sharing it), timed by the C client")
         print("ok 2 - native blocks ran in their own network namespace, "
               "native-shared blocks in the holder's")
         print("%sok 3 - the RSS watcher saw the handler (peak %d KiB, %d KiB through 64 MiB)"
@@ -330,15 +338,19 @@ def report(lat, c8, big, envlat, mounts, rss, rss_big):
           % (os.uname().nodename, os.cpu_count(), N, SLICES, SLICE_REQS))
     print("c=1, each arm's own time (ms, the C client's span: connect, send, read to the close)")
     print("%-16s %10s %10s %10s %10s" % ("arm", "bash p50", "bash p90", "python p50", "python p90"))
-    for a in ("client only", "bare", "sandbox", "native", "off", "bare, netns", "native, shared"):
+    for a in ("client only", "bare", "bare, musl", "sandbox", "native", "off", "bare, netns",
+              "native, shared"):
         print("%-16s %10.2f %10.2f %10.2f %10.2f" % (a, med[(a, "bash")], pct[(a, "bash")],
                                                     med[(a, "python")], pct[(a, "python")]))
-    print("(client only: the client, socket activation and a process start, paid by every arm)")
+    print("(client only: the client, socket activation and a process start, paid by every arm;"
+          " bare, musl: the bare handler linked as codellm's is, without glibc's start-up)")
     print("%-44s %10s %10s %-6s %7s  %s" % ("figure", "codellm", "baseline", "unit", "ratio", ""))
     row("bash echo hi, c=1 p50, own netns vs bare", med[("native", "bash")], med[("bare", "bash")], "ms",
         1.6)
     row("bash echo hi, c=1 p50, vs minimal sandbox", med[("native", "bash")], med[("sandbox", "bash")],
         "ms", 1.25)
+    row("bash echo hi, c=1 p50, vs bare linked with musl", med[("native", "bash")],
+        med[("bare, musl", "bash")], "ms")
     row("bash echo hi, c=1 p50, shared netns", med[("native, shared", "bash")],
         med[("bare, netns", "bash")], "ms", 1.3)
     row("bash echo hi, c=1 p50, --sandbox off", med[("off", "bash")], med[("bare", "bash")], "ms", 1.15)
@@ -346,6 +358,8 @@ def report(lat, c8, big, envlat, mounts, rss, rss_big):
         1.1)
     row("python print('hi'), c=1 p50, vs minimal sandbox", med[("native", "python")],
         med[("sandbox", "python")], "ms")
+    row("python print('hi'), c=1 p50, vs bare with musl", med[("native", "python")],
+        med[("bare, musl", "python")], "ms")
     row("python print('hi'), c=1 p50, shared netns", med[("native, shared", "python")],
         med[("bare, netns", "python")], "ms", 1.1)
     row("python print('hi'), c=1 p50, --sandbox off", med[("off", "python")], med[("bare", "python")], "ms")
