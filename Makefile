@@ -148,6 +148,8 @@ MUSL_LINK = $(MUSL_CC) -nostdlib -static-pie -Wl,-static -Wl,--no-dynamic-linker
 MUSL_START = $(MUSL_LIBDIR)/rcrt1.o $(MUSL_LIBDIR)/crti.o $(shell $(CC) -print-file-name=crtbeginS.o)
 MUSL_END = $(MUSL_LIBDIR)/libc.a $(shell $(CC) -print-libgcc-file-name) \
 	$(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIBDIR)/crtn.o
+# $(call musl_prog,SOURCES AND OBJECTS): compiles and links $@ with musl
+musl_prog = $(MUSL_LINK) $(MUSL_CFLAGS) -o $@ $(MUSL_START) $(1) $(MUSL_END)
 
 build/cjson/src/cJSON.c: deploy/cjson-source $(subst :,\:,$(wildcard /var/lib/dpkg/info/libcjson-dev*.list))
 	deploy/cjson-source build/cjson
@@ -170,7 +172,7 @@ build/musl/sandbox/seccomp-blob.o: $(SECCOMP_BLOBS)
 
 ifeq ($(HANDLER_LIBC),musl)
 $(BIN): $(MUSL_OBJS) build/musl/cJSON.o
-	$(MUSL_LINK) -o $@ $(MUSL_START) $^ $(MUSL_END)
+	$(call musl_prog,$^)
 else
 $(BIN): $(HANDLER_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(HANDLER_OBJS) $(LIB) -Wl,--as-needed $(HANDLER_LIBS)
@@ -183,7 +185,7 @@ build/phases/codellm-handler: $(HANDLER_SRCS) $(HEADERS) http/debug-page.html sa
 		$(SECCOMP_BLOBS) build/musl/cJSON.o build/musl/include/.made
 	@mkdir -p $(@D)
 ifeq ($(HANDLER_LIBC),musl)
-	$(MUSL_LINK) $(MUSL_CFLAGS) -DCODELLM_PHASES -o $@ $(MUSL_START) $(HANDLER_SRCS) build/musl/cJSON.o $(MUSL_END)
+	$(call musl_prog,-DCODELLM_PHASES $(HANDLER_SRCS) build/musl/cJSON.o)
 else
 	$(CC) $(ALL_CFLAGS) -DCODELLM_PHASES $(ALL_LDFLAGS) -o $@ $(HANDLER_SRCS) $(HANDLER_LIBS)
 endif
@@ -201,7 +203,7 @@ tests/unit/test_journal: tests/unit/test_journal.c handler/journal.o $(HEADERS)
 
 # sandbox/sys.c's libc-dependent wrappers once more, linked as the handler is
 tests/unit/test_sys-musl: tests/unit/test_sys.c build/musl/sandbox/sys.o build/musl/include/.made
-	$(MUSL_LINK) $(MUSL_CFLAGS) -o $@ $(MUSL_START) $< build/musl/sandbox/sys.o $(MUSL_END)
+	$(call musl_prog,$< build/musl/sandbox/sys.o)
 
 tests/unit/test_%: tests/unit/test_%.c $(LIB) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS)
@@ -217,7 +219,7 @@ tests/bench/bare-handler: tests/bench/bare-handler.c
 # the same bare handler linked as the handler is (musl, static PIE): what
 # a bare handler costs without glibc's start-up (README "Performance")
 tests/bench/bare-handler-musl: tests/bench/bare-handler.c build/musl/cJSON.o build/musl/include/.made
-	$(MUSL_LINK) $(MUSL_CFLAGS) -o $@ $(MUSL_START) $< build/musl/cJSON.o $(MUSL_END)
+	$(call musl_prog,$< build/musl/cJSON.o)
 
 tests/bench/sandbox-handler: tests/bench/bare-handler.c tests/bench/min-sandbox.c tests/bench/min-sandbox.h
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DMIN_SANDBOX -o $@ tests/bench/bare-handler.c tests/bench/min-sandbox.c -lcjson
