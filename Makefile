@@ -333,7 +333,8 @@ fuzz: deps-check
 # (tests/bench/bare-handler.c) measured in the same run.
 bench: deps-check
 	$(MAKE) all $(BENCH_BINS)
-	/usr/bin/python3 tests/bench/bench.py
+	$(MAKE) envs
+	@CODELLM_TEST_ENVDIR=$(ENVDIR) /usr/bin/python3 tests/bench/bench.py
 
 # Where a request's time goes, point by point (sandbox/phase.h).
 bench-phases: deps-check
