@@ -533,9 +533,12 @@ def cmdline(pid):
 def handler_peak_rss(server, req, timeout=120):
     """The handler's peak RSS (VmHWM, KiB) while it serves req (raw
     request bytes), the seconds from the send to the answer's end, and
-    the answer. The connection is opened first and req sent only once the
-    watcher has read the handler socket activation forked at the accept
-    (it waits for the request: give the server a long --header-timeout),
+    the answer. Only processes running the handler count (the block's
+    processes before their execve are its copies), never socket
+    activation's fork that has not yet become one. The connection is
+    opened first and req sent only once the watcher has read the handler
+    socket activation forked at the accept (it waits for the request:
+    give the server a long --header-timeout),
     so the watcher sees it however briefly the run lasts and however busy
     the machine; it keeps reading it until the answer is in."""
     peak, seen, done = [0], threading.Event(), threading.Event()
@@ -544,7 +547,9 @@ def handler_peak_rss(server, req, timeout=120):
         while not done.is_set():
             for p in descendants(server.proc.pid):
                 try:
-                    if "codellm-handler" not in cmdline(p):
+                    # the program, not an argument: socket activation's
+                    # child names the handler in its argv until it execs
+                    if not cmdline(p).split("\0", 1)[0].endswith("codellm-handler"):
                         continue
                     with open("/proc/%d/status" % p) as f:
                         for line in f:
