@@ -673,7 +673,10 @@ def wait_procs(pattern, timeout=20.0):
 
 def block_processes(server):
     """Processes running a block file of this server (sandboxed: /code/...,
-    --sandbox off: under the server's run directory)."""
+    --sandbox off: under the server's run directory), one per block: a
+    block's own fork before its exec (bash starting `sleep`) carries the
+    same command line, and counting it would take one run for two."""
+    parent = parents()
     found = []
     for p in descendants(server.proc.pid):
         try:
@@ -683,7 +686,7 @@ def block_processes(server):
             continue
         if b"/code/block-" in cmd or server.runs.encode() + b"/" in cmd:
             found.append(p)
-    return found
+    return [p for p in found if parent.get(p) not in found]
 
 
 def kill_leftovers(pattern):

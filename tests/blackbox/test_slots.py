@@ -76,13 +76,15 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
         time.sleep(0.05)
     holding = running_blocks(s, 2, wait=max(0, deadline - time.time()), first_only=True)
     answered_first = sorted(r.status for r in res.values())
-    let_go(holding)
+    seen = [cmdline(p).replace("\0", " ") for p in holding]
+    let_go(set(holding) | set(block_processes(s)))
     for x in th:
         x.join()
     statuses = sorted(r.status for r in res.values())
     t.eq((answered_first, len(holding), statuses), ([429], 2, [200, 200, 429]),
          "--max-concurrent 2, three runs at once: two run, exactly one 429 (answered while the two "
-         "held their slots)")
+         "held their slots)",
+         "held: %r\n%s" % (seen, "\n".join("%d: %s" % (r.status, r.body[:300]) for r in res.values())))
     busy = [r for r in res.values() if r.status == 429]
     e = busy[0].error() if busy else {}
     t.eq((e.get("type"), e.get("code")), ("rate_limit_error", "rate_limit_exceeded"),
@@ -114,7 +116,7 @@ with Server("--max-concurrent", "2", "--timeout", "30") as s:
     t.eq(s.chat({"model": "codellm", "messages": [{"role": "user", "content": "no code"}]}).status, 400,
          "slots full: a request without code still gets 400, not 429")
     t.eq(s.request("GET", "/healthz").status, 200, "slots full: /healthz answers")
-    let_go(holding)
+    let_go(set(holding) | set(block_processes(s)))
     for x in th:
         x.join()
     t.ok(len(holding) == 2 and full == 429 and len(hold) == 2 and all(r.status == 200 for r in hold),
