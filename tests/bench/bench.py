@@ -43,8 +43,10 @@ Arms:
   native, shared  codellm started the same way: blocks share that
                   namespace instead of creating their own
 
-c=1 latency: the arms interleaved request by request, medians (each
-arm's absolute p50 and p90 are printed). c=8 throughput: 8 client
+c=1 latency: the arms interleaved request by request, in an order
+shuffled each round (so no arm always follows the same one and pays
+for the kernel work it leaves behind), medians (each arm's absolute
+p50 and p90 are printed). c=8 throughput: 8 client
 threads, one connection per request, short load slices, arms
 interleaved slice by slice, the machine left to settle between slices
 (a namespace's teardown runs in kernel workers after its last process

@@ -7,7 +7,11 @@
  *   client lat --n N --warm W --req FILE (--want TEXT | --want-file F)
  *              ARM...                     ARM: PORT or PORT:PID
  *	W warm-up rounds, then N rounds; each round sends one request to
- *	each arm in the order given. With a PID (systemd-socket-activate's),
+ *	each arm, in an order shuffled anew each round (a fixed seed: the
+ *	same orders every time), so that no arm always follows the same
+ *	one and pays for what that one leaves the kernel to do after its
+ *	handler exits (a network namespace's teardown, say). With a PID
+ *	(systemd-socket-activate's),
  *	waits before the request, untimed, until it has no child left, then
  *	5 ms more. Prints one line per arm: PORT ms1 ... msN (request order).
  *
@@ -434,24 +438,50 @@ static int parse_arms(const struct opts *o, struct arm *arms)
 	return o->nargs;
 }
 
-/* client lat: the arms interleaved request by request. */
+/* The next number of a xorshift64 sequence: the shuffles' source. */
+static uint64_t next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+/* order[0..n) shuffled in place (Fisher-Yates). */
+static void shuffle(int *order, int n, uint64_t *state)
+{
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(next_random(state) % (uint64_t)(i + 1)), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+/* client lat: the arms interleaved request by request, in an order
+ * shuffled each round. */
 static int cmd_lat(const struct opts *o)
 {
 	struct arm arms[MAX_ARMS];
 	struct buf ans = {0};
-	int narms = parse_arms(o, arms), i;
+	int narms = parse_arms(o, arms), order[MAX_ARMS], i;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 	long round, k;
 
+	for (i = 0; i < narms; i++)
+		order[i] = i;
 	for (round = 0; round < o->warm + o->n; round++) {
-		for (i = 0; i < narms; i++) {
+		shuffle(order, narms, &seed);
+		for (int j = 0; j < narms; j++) {
+			struct arm *a = &arms[order[j]];
 			double ms;
 
-			if (arms[i].pid)
-				wait_quiet(arms[i].pid);
-			ms = one_request(arms[i].port, &ans);
-			check(arms[i].port, &ans);
+			if (a->pid)
+				wait_quiet(a->pid);
+			ms = one_request(a->port, &ans);
+			check(a->port, &ans);
 			if (round >= o->warm)
-				arms[i].ms[round - o->warm] = ms;
+				a->ms[round - o->warm] = ms;
 		}
 	}
 	for (i = 0; i < narms; i++) {
