@@ -11,9 +11,10 @@
  *	same orders every time), so that no arm always follows the same
  *	one and pays for what that one leaves the kernel to do after its
  *	handler exits (a network namespace's teardown, say). With a PID
- *	(systemd-socket-activate's),
- *	waits before the request, untimed, until it has no child left, then
- *	5 ms more. Prints one line per arm: PORT ms1 ... msN (request order).
+ *	(systemd-socket-activate's), waits before the request, untimed,
+ *	until it has no child left, then 5 ms more, and so once more after
+ *	the last round. Prints one line per arm: PORT ms1 ... msN (request
+ *	order).
  *
  *   client load --clients C --reqs R --req FILE (--want TEXT | --want-file F)
  *               PORT
@@ -484,6 +485,11 @@ static int cmd_lat(const struct opts *o)
 				a->ms[round - o->warm] = ms;
 		}
 	}
+	/* every arm's last handler done too (it writes its records, e.g.
+	 * make bench-phases' marks, after the answer), whichever came last */
+	for (i = 0; i < narms; i++)
+		if (arms[i].pid)
+			wait_quiet(arms[i].pid);
 	for (i = 0; i < narms; i++) {
 		printf("%d", arms[i].port);
 		for (k = 0; k < o->n; k++)
