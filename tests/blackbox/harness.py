@@ -502,9 +502,10 @@ def children_of(pid):
     return [p for p, pp in parents().items() if pp == pid]
 
 
-def descendants(pid):
-    """PIDs of every process below `pid` (by the parent links in /proc)."""
-    parent = parents()
+def descendants(pid, parent=None):
+    """PIDs of every process below `pid` (by the parent links in /proc,
+    or in `parent`, a parents() already read)."""
+    parent = parents() if parent is None else parent
     out, frontier = [], {pid}
     while frontier:
         kids = [p for p, pp in parent.items() if pp in frontier and p not in out]
@@ -678,7 +679,7 @@ def block_processes(server):
     same command line, and counting it would take one run for two."""
     parent = parents()
     found = []
-    for p in descendants(server.proc.pid):
+    for p in descendants(server.proc.pid, parent):
         try:
             with open("/proc/%d/cmdline" % p, "rb") as f:
                 cmd = f.read().replace(b"\0", b" ")
