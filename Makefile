@@ -94,7 +94,7 @@ http/debug-page.o: http/debug-page.html
 INIT_CFLAGS := -std=gnu11 -Os $(WARN) -Werror -ffreestanding -fno-stack-protector \
 	-fno-pie -fno-asynchronous-unwind-tables -fcf-protection=none
 INIT_LDFLAGS := -nostdlib -static -Wl,--build-id=none -s
-sandbox/init/codellm-init: sandbox/init/codellm-init.c sandbox/sys6.h
+sandbox/init/codellm-init: sandbox/init/codellm-init.c sandbox/sys6.h sandbox/endrec.h
 	$(CC) $(INIT_CFLAGS) $(INIT_LDFLAGS) -o $@ $<
 sandbox/initbin.o: sandbox/init/codellm-init
 

@@ -398,7 +398,7 @@ int run_request(struct ctx *x, struct chat_request *r)
 		.id = x->id, .created = (long)time(NULL), .req = r, .changes = -1,
 		.env_name = x->env.name[0] ? x->env.name : NULL, .env_digest = x->env.digest,
 	};
-	int rc, status = prepare_run(x, r, &rp);
+	int rc, settled, status = prepare_run(x, r, &rp);
 
 	if (status == 0)
 		status = start_run(x, &rp);
@@ -409,15 +409,22 @@ int run_request(struct ctx *x, struct chat_request *r)
 		collect_files(x, &rp, &rr);
 		status = end_answer(x, r, &rp, &rr);
 	}
-	/* every block process is gone once this returns: the run slot is
-	 * free for the next run (a client's next request may come as soon
-	 * as it has this answer) */
-	sbx_pipeline_abort(&rp.p);
+	/* The run slot is free for the next run before the answer's end (a
+	 * client's next request may come as soon as it has this answer):
+	 * once every block process is gone, or, where every block's init
+	 * reported its end (nothing of the run can run again), with those
+	 * inits still on their way out (their exit tears the blocks'
+	 * namespaces down), reaped after the end. */
+	settled = sbx_pipeline_settled(&rp.p);
+	if (!settled)
+		sbx_pipeline_abort(&rp.p);
 	release_slot(x);
 	/* whatever the answer was, it is whole: the client need not wait
 	 * for the cleanup below */
 	sbx_phase_mark(SBX_PH_ANSWERED);
 	conn_end_answer(&x->c);
+	if (settled)
+		sbx_pipeline_abort(&rp.p);
 	sbx_pipeline_free(&rp.p);
 	sbx_artifacts_free(&rp.files);
 	if (rp.prepared && (rc = sbx_run_finish(&rp.run)) < 0)

@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/endrec.h"
 #include "sandbox/internal.h"
 #include "sandbox/raw.h"
 
@@ -474,6 +475,27 @@ fail:
 	raw_fail(report, "init", err);
 }
 
+/* The end record (sandbox/endrec.h), counted as the exec'd init counts
+ * it: this process and everything it reaped. */
+static void end_record(char *msg, int status)
+{
+	struct rusage self, kids;
+	int64_t ut = 0, st = 0, rss = 0;
+
+	if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &kids) == 0) {
+		ut = ((int64_t)self.ru_utime.tv_sec + kids.ru_utime.tv_sec) * 1000000 +
+		     self.ru_utime.tv_usec + kids.ru_utime.tv_usec;
+		st = ((int64_t)self.ru_stime.tv_sec + kids.ru_stime.tv_sec) * 1000000 +
+		     self.ru_stime.tv_usec + kids.ru_stime.tv_usec;
+		rss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
+	}
+	msg[0] = SBX_END_TAG;
+	memcpy(msg + SBX_END_STATUS, &status, sizeof status);
+	memcpy(msg + SBX_END_UTIME_US, &ut, sizeof ut);
+	memcpy(msg + SBX_END_STIME_US, &st, sizeof st);
+	memcpy(msg + SBX_END_MAXRSS_KIB, &rss, sizeof rss);
+}
+
 /* The block's init: a subreaper for everything the program starts; when
  * the program ends, or the handler dies (its parent-death signal is a
  * caught SIGTERM), it kills all of it and ends the way the program
@@ -511,13 +533,12 @@ static void init_wait(pid_t prog, int ready_fd)
 			}
 	}
 	sbx_kill_descendants();
-	/* "S" and the raw wait status: PID 1 of a namespace cannot end by
-	 * its own signal, so the handler learns it this way */
+	/* the end record (sandbox/endrec.h): PID 1 of a namespace cannot
+	 * end by its own signal, so the handler learns the status this way */
 	if (!sig) {
-		char msg[1 + sizeof status];
+		char msg[SBX_END_LEN];
 
-		msg[0] = 'S';
-		memcpy(msg + 1, &status, sizeof status);
+		end_record(msg, status);
 		sbx_write_all(ready_fd, msg, sizeof msg);
 		sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	}

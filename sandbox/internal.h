@@ -274,9 +274,10 @@ struct edge {
 	int down;	/* block i+1's stdin, write end */
 	char *buf;
 	size_t off, len;
-	/* where the last poll put block i's stderr and this edge (-1: not
-	 * polled): each is read or written only once poll says it can be */
-	int err_pix, pix;
+	/* where the last poll put block i's stderr, its init's end record
+	 * and this edge (-1: not polled): each is read or written only
+	 * once poll says it can be */
+	int err_pix, end_pix, pix;
 };
 
 struct sbx_relay {

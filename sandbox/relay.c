@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/endrec.h"
 #include "sandbox/internal.h"
 
 static long tv_ms(struct timeval tv)
@@ -42,17 +43,63 @@ static void set_result(struct sbx_block_result *r, int status, long t0)
 	r->duration_ms = sbx_now_ms() - t0;
 }
 
-/* The program's own wait status, as the block's init reported it. */
+/* The program's own wait status, as the block's init reported it in
+ * its end record (sandbox/endrec.h) where the relay has not read it. */
 static int init_status(int ready_fd, int status)
 {
-	char msg[1 + sizeof(int)];
+	char msg[SBX_END_LEN];
 	int st;
 
 	if (ready_fd < 0 || read(ready_fd, msg, sizeof msg) != (ssize_t)sizeof msg ||
-	    msg[0] != 'S')
+	    msg[0] != SBX_END_TAG)
 		return status;
-	memcpy(&st, msg + 1, sizeof st);
+	memcpy(&st, msg + SBX_END_STATUS, sizeof st);
 	return st;
+}
+
+static long record_ms(const char *msg, int off)
+{
+	int64_t us;
+
+	memcpy(&us, msg + off, sizeof us);
+	return (long)(us / 1000);
+}
+
+static int64_t kib_of(const char *msg)
+{
+	int64_t kib;
+
+	memcpy(&kib, msg + SBX_END_MAXRSS_KIB, sizeof kib);
+	return kib;
+}
+
+/* Block i's end record, once poll says it is there: the block has ended
+ * (its program, and everything else of it, killed and reaped by its
+ * init, which is on its way out), so it counts as ended now, with what
+ * the record says; its init is reaped later (reap, kill_all, or
+ * sbx_pipeline_abort after the answer). Without a record (the init was
+ * killed) the pipe just closes, and reap decides as before. */
+static void on_end_record(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
+			  size_t *live)
+{
+	struct sbx_block_result *r = &p->r.res[i];
+	char msg[SBX_END_LEN];
+	ssize_t n;
+	int st;
+
+	do
+		n = read(p->ready_fds[i], msg, sizeof msg);
+	while (n < 0 && errno == EINTR);
+	sbx_close_fd(&p->ready_fds[i]);
+	if (n != (ssize_t)sizeof msg || msg[0] != SBX_END_TAG || p->pids[i] <= 0)
+		return;
+	memcpy(&st, msg + SBX_END_STATUS, sizeof st);
+	set_result(r, st, f->t0);
+	r->usage.cpu_user_ms = record_ms(msg, SBX_END_UTIME_US);
+	r->usage.cpu_sys_ms = record_ms(msg, SBX_END_STIME_US);
+	r->usage.max_rss_kib = (long)kib_of(msg);
+	p->reported[i] = 1;
+	(*live)--;
 }
 
 static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
@@ -79,9 +126,12 @@ static void reap(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 		for (size_t i = 0; i < p->n; i++) {
 			if (p->pids[i] != w)
 				continue;
+			p->pids[i] = -1;
+			/* a block whose end record came counts as it said */
+			if (p->reported[i])
+				continue;
 			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
 			set_usage(&p->r.res[i], &ru);
-			p->pids[i] = -1;
 			(*live)--;
 		}
 	}
@@ -97,6 +147,12 @@ static void kill_all(struct sbx_pipeline *p, struct sbx_relay *f, size_t *live)
 			continue;
 		kill(-p->pids[i], SIGKILL);
 		kill(p->pids[i], SIGKILL);
+		/* an init that sent its end record had ended on its own */
+		if (p->reported[i]) {
+			waitpid(p->pids[i], NULL, 0);
+			p->pids[i] = -1;
+			continue;
+		}
 		p->r.res[i].killed = 1;
 		if (wait4(p->pids[i], &status, 0, &ru) == p->pids[i]) {
 			set_result(&p->r.res[i], init_status(p->ready_fds[i], status), f->t0);
@@ -269,8 +325,8 @@ static int next_wait(const struct sbx_pipeline *p, long now, long deadline, long
 }
 
 /* [0] signals, [1] the client, [2] the last block's stdout, then per
- * block its stderr and, for an edge, the side that can move now (its
- * index kept in the edge). */
+ * block its stderr, its init's end record and, for an edge, the side
+ * that can move now (their indexes kept in the edge). */
 static nfds_t fill_pollfds(const struct sbx_pipeline *p, const struct sbx_relay *f,
 			   struct pollfd *pfd, int watch_client, int client_eof)
 {
@@ -288,6 +344,12 @@ static nfds_t fill_pollfds(const struct sbx_pipeline *p, const struct sbx_relay 
 		e->pix = -1;
 		if (f->err[i] >= 0)
 			pfd[n++] = (struct pollfd){ .fd = f->err[i], .events = POLLIN };
+		/* the init's end record, while the block runs */
+		e->end_pix = -1;
+		if (p->ready_fds[i] >= 0 && p->pids[i] > 0 && !p->reported[i]) {
+			e->end_pix = (int)n;
+			pfd[n++] = (struct pollfd){ .fd = p->ready_fds[i], .events = POLLIN };
+		}
 		if (i + 1 >= p->n)
 			continue;
 		if (e->len > 0 && e->down >= 0) {
@@ -445,7 +507,7 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 
 	if (!f)
 		return -EINVAL;
-	pfd = calloc(2 * p->n + 3, sizeof *pfd);
+	pfd = calloc(3 * p->n + 3, sizeof *pfd);
 	scratch = malloc(RELAY_BUF);
 	if (!pfd || !scratch) {
 		free(pfd);
@@ -467,9 +529,10 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		/* the hard stop: the answer goes out with what was read */
 		if (f->give_up >= 0 && now >= f->give_up)
 			break;
-		if (live == 0 && !swept) {
+		if (live == 0 && !swept && !sbx_pipeline_settled(p)) {
 			/* every block ended: what they left behind must not
-			 * hold the pipes open */
+			 * hold the pipes open (an init that sent its end
+			 * record has left nothing) */
 			sbx_kill_descendants();
 			swept = 1;
 		}
@@ -478,6 +541,9 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 		nfds = fill_pollfds(p, f, pfd, watch_client, client_eof);
 		if (poll(pfd, nfds, next_wait(p, now, deadline, next_ka)) < 0 && errno != EINTR)
 			break;
+		for (size_t i = 0; i < p->n; i++)
+			if (f->edges[i].end_pix >= 0 && pfd[f->edges[i].end_pix].revents)
+				on_end_record(p, f, i, &live);
 		if (pfd[0].revents)
 			handle_signals(p, f, &live);
 		if (watch_client && pfd[1].revents &&
@@ -499,6 +565,16 @@ int sbx_pipeline_run(struct sbx_pipeline *p)
 	sbx_free_fds(p, f);
 	p->relay = NULL;
 	return 0;
+}
+
+int sbx_pipeline_settled(const struct sbx_pipeline *p)
+{
+	if (!p->reported || !p->n)
+		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->reported[i])
+			return 0;
+	return 1;
 }
 
 void sbx_result_decide(struct sbx_result *r)

@@ -151,6 +151,7 @@ struct sbx_pipeline {
 	/* private */
 	pid_t *pids;
 	int *ready_fds;
+	char *reported;			/* block i's init sent its end record */
 	int *mnt_fds;			/* the blocks' mount namespaces, held */
 	int go_fd;
 	int go_sent;			/* the go bytes are in the pipe */
@@ -181,10 +182,18 @@ int sbx_pipeline_start(struct sbx_pipeline *p);
  * the code starts while it does. */
 void sbx_pipeline_go(struct sbx_pipeline *p);
 /* Phase two: release every block (if sbx_pipeline_go has not) and relay
- * until all have exited and every pipe is drained, or the run ends
- * early (then at most SBX_DRAIN_AFTER_KILL_MS after the kill). */
+ * until all have ended and every pipe is drained, or the run ends
+ * early (then at most SBX_DRAIN_AFTER_KILL_MS after the kill). A block
+ * has ended once its init's end record came (sandbox/endrec.h): its
+ * init may still be on its way out when this returns. */
 int sbx_pipeline_run(struct sbx_pipeline *p);
-/* Kill whatever is left (after a failed start or a handler error). */
+/* 1 when every block's init sent its end record: nothing of the run can
+ * run any more, and what is left are inits on their way out, which
+ * sbx_pipeline_abort reaps (the caller may answer and let the run's
+ * slot go first). */
+int sbx_pipeline_settled(const struct sbx_pipeline *p);
+/* Kill whatever is left (after a failed start or a handler error) and
+ * reap every process of the run. */
 void sbx_pipeline_abort(struct sbx_pipeline *p);
 void sbx_pipeline_free(struct sbx_pipeline *p);
 

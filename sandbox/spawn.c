@@ -164,6 +164,8 @@ static void release_arrays(struct sbx_pipeline *p)
 	free(p->r.res);
 	free(p->pids);
 	free(p->ready_fds);
+	free(p->reported);
+	p->reported = NULL;
 	free(p->mnt_fds);
 	p->mnt_fds = NULL;
 	free(p->r.taps);
@@ -181,10 +183,12 @@ static int alloc_run(struct sbx_pipeline *p, struct sbx_relay **ret)
 	p->r.res = calloc(p->n, sizeof *p->r.res);
 	p->pids = calloc(p->n, sizeof *p->pids);
 	p->ready_fds = calloc(p->n, sizeof *p->ready_fds);
+	p->reported = calloc(p->n, sizeof *p->reported);
 	p->mnt_fds = calloc(p->n, sizeof *p->mnt_fds);
 	p->r.taps = calloc(p->n, sizeof *p->r.taps);
 	f = calloc(1, sizeof *f);
-	if (!p->r.res || !p->pids || !p->ready_fds || !p->mnt_fds || !p->r.taps || !f)
+	if (!p->r.res || !p->pids || !p->ready_fds || !p->reported || !p->mnt_fds ||
+	    !p->r.taps || !f)
 		return start_fail(p, f, "memory", ENOMEM);
 	p->r.n = p->n;
 	f->out = -1;
@@ -692,6 +696,9 @@ void sbx_pipeline_abort(struct sbx_pipeline *p)
 	sbx_close_fd(&p->go_fd);
 	for (size_t i = 0; p->pids && i < p->n; i++) {
 		if (p->pids[i] > 0) {
+			/* its group too, as reap does: the pid (and so the
+			 * group) is ours until it is reaped below */
+			kill(-p->pids[i], SIGKILL);
 			kill(p->pids[i], SIGKILL);
 			waitpid(p->pids[i], NULL, 0);
 			p->pids[i] = -1;

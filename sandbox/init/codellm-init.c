@@ -7,7 +7,7 @@
  * system calls only, a few KiB embedded in the handler.
  *
  *   argv: codellm-init PID      (the program's pid, as this init sees it)
- *   fd 3: the ready pipe        ("S" + the program's raw wait status)
+ *   fd 3: the ready pipe        (the end record: sandbox/endrec.h)
  *   fd 4: the sync pipe         (closed once this process is undumpable;
  *                                the program waits for that before it
  *                                reports "ready")
@@ -31,6 +31,7 @@
 
 typedef unsigned long ulong;
 
+#include "../endrec.h"
 #include "../sys6.h"
 
 #if !SBX_HAVE_SYS6
@@ -148,6 +149,42 @@ static void kill_all_and_reap(int pid1)
 	}
 }
 
+static void put(char *at, const void *v, unsigned len)
+{
+	const volatile char *s = v;
+
+	for (unsigned k = 0; k < len; k++)
+		at[k] = s[k];
+}
+
+static long long usec(const struct __kernel_old_timeval *a,
+		      const struct __kernel_old_timeval *b)
+{
+	return (long long)(a->tv_sec + b->tv_sec) * 1000000 + a->tv_usec + b->tv_usec;
+}
+
+/* sandbox/endrec.h: the status, and what this process and everything
+ * it reaped used (wait4's rusage of this process, less its exit) */
+static void end_record(char *msg, int status)
+{
+	struct rusage self, kids;
+	long long ut, st, rss;
+
+	if (sys2(SYS_getrusage, RUSAGE_SELF, &self) < 0 ||
+	    sys2(SYS_getrusage, RUSAGE_CHILDREN, &kids) < 0) {
+		ut = st = rss = 0;
+	} else {
+		ut = usec(&self.ru_utime, &kids.ru_utime);
+		st = usec(&self.ru_stime, &kids.ru_stime);
+		rss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
+	}
+	msg[0] = SBX_END_TAG;
+	put(msg + SBX_END_STATUS, &status, sizeof status);
+	put(msg + SBX_END_UTIME_US, &ut, sizeof ut);
+	put(msg + SBX_END_STIME_US, &st, sizeof st);
+	put(msg + SBX_END_MAXRSS_KIB, &rss, sizeof rss);
+}
+
 __attribute__((noreturn, used)) void init_main(long *sp);
 
 void init_main(long *sp)
@@ -191,15 +228,13 @@ void init_main(long *sp)
 		}
 	}
 	kill_all_and_reap(pid1);
-	/* "S" and the raw wait status: PID 1 of a namespace cannot end by
-	 * its own signal, so the handler learns it this way */
+	/* the end record: the block has ended, nothing of it is left but
+	 * this process, and PID 1 of a namespace cannot end by its own
+	 * signal, so the handler learns the program's status this way */
 	if (!sig) {
-		char msg[1 + sizeof status];
-		const char *s = (const char *)&status;
+		char msg[SBX_END_LEN];
 
-		msg[0] = 'S';
-		for (unsigned k = 0; k < sizeof status; k++)
-			msg[1 + k] = s[k];
+		end_record(msg, status);
 		sys3(SYS_write, READY_FD, msg, sizeof msg);
 		sig = (status & 0x7f) && (status & 0x7f) != 0x7f ? status & 0x7f : 0;
 	}
