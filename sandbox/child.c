@@ -480,20 +480,9 @@ fail:
 static void end_record(char *msg, int status)
 {
 	struct rusage self, kids;
-	int64_t ut = 0, st = 0, rss = 0;
+	int ok = getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &kids) == 0;
 
-	if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &kids) == 0) {
-		ut = ((int64_t)self.ru_utime.tv_sec + kids.ru_utime.tv_sec) * 1000000 +
-		     self.ru_utime.tv_usec + kids.ru_utime.tv_usec;
-		st = ((int64_t)self.ru_stime.tv_sec + kids.ru_stime.tv_sec) * 1000000 +
-		     self.ru_stime.tv_usec + kids.ru_stime.tv_usec;
-		rss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
-	}
-	msg[0] = SBX_END_TAG;
-	memcpy(msg + SBX_END_STATUS, &status, sizeof status);
-	memcpy(msg + SBX_END_UTIME_US, &ut, sizeof ut);
-	memcpy(msg + SBX_END_STIME_US, &st, sizeof st);
-	memcpy(msg + SBX_END_MAXRSS_KIB, &rss, sizeof rss);
+	SBX_END_RECORD(msg, status, ok, self, kids, memcpy);
 }
 
 /* The block's init: a subreaper for everything the program starts; when

@@ -21,4 +21,27 @@
 #define SBX_END_MAXRSS_KIB 21	/* 64-bit: the largest resident set */
 #define SBX_END_LEN 29
 
+/* Fills msg[SBX_END_LEN] from the program's wait status and, where ok,
+ * the init's RUSAGE_SELF and RUSAGE_CHILDREN (libc's struct rusage or
+ * the kernel's: their fields are named alike); copy is memcpy, or the
+ * freestanding init's own. Without ok the usage reads 0. */
+#define SBX_END_RECORD(msg, status, ok, self, kids, copy) do {				\
+	int end_st_ = (status);								\
+	long long end_ut_ = 0, end_sy_ = 0, end_rss_ = 0;				\
+											\
+	if (ok) {									\
+		end_ut_ = ((long long)(self).ru_utime.tv_sec + (kids).ru_utime.tv_sec) *	\
+			  1000000 + (self).ru_utime.tv_usec + (kids).ru_utime.tv_usec;	\
+		end_sy_ = ((long long)(self).ru_stime.tv_sec + (kids).ru_stime.tv_sec) *	\
+			  1000000 + (self).ru_stime.tv_usec + (kids).ru_stime.tv_usec;	\
+		end_rss_ = (self).ru_maxrss > (kids).ru_maxrss ? (self).ru_maxrss :	\
+								 (kids).ru_maxrss;	\
+	}										\
+	(msg)[0] = SBX_END_TAG;								\
+	copy((msg) + SBX_END_STATUS, &end_st_, sizeof end_st_);				\
+	copy((msg) + SBX_END_UTIME_US, &end_ut_, sizeof end_ut_);			\
+	copy((msg) + SBX_END_STIME_US, &end_sy_, sizeof end_sy_);			\
+	copy((msg) + SBX_END_MAXRSS_KIB, &end_rss_, sizeof end_rss_);			\
+} while (0)
+
 #endif

@@ -57,20 +57,13 @@ static int init_status(int ready_fd, int status)
 	return st;
 }
 
-static long record_ms(const char *msg, int off)
+/* A 64-bit field of an end record */
+static int64_t record_at(const char *msg, int off)
 {
-	int64_t us;
+	int64_t v;
 
-	memcpy(&us, msg + off, sizeof us);
-	return (long)(us / 1000);
-}
-
-static int64_t kib_of(const char *msg)
-{
-	int64_t kib;
-
-	memcpy(&kib, msg + SBX_END_MAXRSS_KIB, sizeof kib);
-	return kib;
+	memcpy(&v, msg + off, sizeof v);
+	return v;
 }
 
 /* Block i's end record, once poll says it is there: the block has ended
@@ -95,9 +88,9 @@ static void on_end_record(struct sbx_pipeline *p, struct sbx_relay *f, size_t i,
 		return;
 	memcpy(&st, msg + SBX_END_STATUS, sizeof st);
 	set_result(r, st, f->t0);
-	r->usage.cpu_user_ms = record_ms(msg, SBX_END_UTIME_US);
-	r->usage.cpu_sys_ms = record_ms(msg, SBX_END_STIME_US);
-	r->usage.max_rss_kib = (long)kib_of(msg);
+	r->usage.cpu_user_ms = (long)(record_at(msg, SBX_END_UTIME_US) / 1000);
+	r->usage.cpu_sys_ms = (long)(record_at(msg, SBX_END_STIME_US) / 1000);
+	r->usage.max_rss_kib = (long)record_at(msg, SBX_END_MAXRSS_KIB);
 	p->reported[i] = 1;
 	(*live)--;
 }

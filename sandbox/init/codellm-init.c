@@ -157,32 +157,15 @@ static void put(char *at, const void *v, unsigned len)
 		at[k] = s[k];
 }
 
-static long long usec(const struct __kernel_old_timeval *a,
-		      const struct __kernel_old_timeval *b)
-{
-	return (long long)(a->tv_sec + b->tv_sec) * 1000000 + a->tv_usec + b->tv_usec;
-}
-
 /* sandbox/endrec.h: the status, and what this process and everything
  * it reaped used (wait4's rusage of this process, less its exit) */
 static void end_record(char *msg, int status)
 {
 	struct rusage self, kids;
-	long long ut, st, rss;
+	int ok = sys2(SYS_getrusage, RUSAGE_SELF, &self) == 0 &&
+		 sys2(SYS_getrusage, RUSAGE_CHILDREN, &kids) == 0;
 
-	if (sys2(SYS_getrusage, RUSAGE_SELF, &self) < 0 ||
-	    sys2(SYS_getrusage, RUSAGE_CHILDREN, &kids) < 0) {
-		ut = st = rss = 0;
-	} else {
-		ut = usec(&self.ru_utime, &kids.ru_utime);
-		st = usec(&self.ru_stime, &kids.ru_stime);
-		rss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss;
-	}
-	msg[0] = SBX_END_TAG;
-	put(msg + SBX_END_STATUS, &status, sizeof status);
-	put(msg + SBX_END_UTIME_US, &ut, sizeof ut);
-	put(msg + SBX_END_STIME_US, &st, sizeof st);
-	put(msg + SBX_END_MAXRSS_KIB, &rss, sizeof rss);
+	SBX_END_RECORD(msg, status, ok, self, kids, put);
 }
 
 __attribute__((noreturn, used)) void init_main(long *sp);
