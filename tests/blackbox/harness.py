@@ -531,6 +531,14 @@ def cmdline(pid):
     except OSError:
         return ""
 
+
+def runs_handler(pid):
+    """Whether process `pid` runs the handler: its program, not an
+    argument (socket activation's child names the handler in its argv
+    until it execs it)."""
+    return cmdline(pid).split("\0", 1)[0].endswith("codellm-handler")
+
+
 def handler_peak_rss(server, req, timeout=120):
     """The handler's peak RSS (VmHWM, KiB) while it serves req (raw
     request bytes), the seconds from the send to the answer's end, and
@@ -548,9 +556,7 @@ def handler_peak_rss(server, req, timeout=120):
         while not done.is_set():
             for p in descendants(server.proc.pid):
                 try:
-                    # the program, not an argument: socket activation's
-                    # child names the handler in its argv until it execs
-                    if not cmdline(p).split("\0", 1)[0].endswith("codellm-handler"):
+                    if not runs_handler(p):
                         continue
                     with open("/proc/%d/status" % p) as f:
                         for line in f:

@@ -31,11 +31,8 @@ t = Tap()
 
 
 def handler_pids(server):
-    """The live handler processes of the server (socket activation's
-    child names the handler in its argv until it execs: the program
-    decides)."""
-    return [p for p in server.handlers()
-            if cmdline(p).split("\0", 1)[0].endswith("codellm-handler")]
+    """The live handler processes of the server."""
+    return [p for p in server.handlers() if runs_handler(p)]
 
 
 def layout(pid):
